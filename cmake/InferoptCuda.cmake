@@ -1,0 +1,17 @@
+# Resolves INFEROPT_WITH_CUDA (AUTO|ON|OFF) into INFEROPT_CUDA_ENABLED and enables the CUDA
+# language for sm_80 and sm_90 when on. Later modules add their kernels from cuda/.
+set(INFEROPT_CUDA_ENABLED OFF)
+if(NOT INFEROPT_WITH_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    enable_language(CUDA)
+    set(INFEROPT_CUDA_ENABLED ON)
+  elseif(INFEROPT_WITH_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "INFEROPT_WITH_CUDA=ON but no CUDA compiler was found")
+  endif()
+endif()
+message(STATUS "inferopt: CUDA ${INFEROPT_CUDA_ENABLED}")

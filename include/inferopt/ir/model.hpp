@@ -1,0 +1,62 @@
+#pragma once
+/// A model: the main graph plus the metadata around it.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "inferopt/ir/graph.hpp"
+
+namespace inferopt::ir {
+
+struct opset_import {
+  std::string domain;  ///< "" is the default ONNX domain
+  std::int64_t version = 0;
+  friend bool operator==(const opset_import&, const opset_import&) = default;
+};
+
+/// A model owns its main graph. What we do not model (model-local functions, training info,
+/// fields newer than our protobuf schema) is kept verbatim and written back on save.
+class model {
+ public:
+  model() : graph_(std::make_unique<ir::graph>()) {}
+  model(model&&) noexcept = default;
+  model& operator=(model&&) noexcept = default;
+
+  std::int64_t ir_version = 8;
+  std::vector<opset_import> opsets;
+  std::string producer_name;
+  std::string producer_version;
+  std::string domain;
+  std::int64_t model_version = 0;
+  std::string doc_string;
+  std::vector<std::pair<std::string, std::string>> metadata;
+
+  [[nodiscard]] ir::graph& graph() noexcept { return *graph_; }
+  [[nodiscard]] const ir::graph& graph() const noexcept { return *graph_; }
+  /// Swaps in another main graph (used to roll back a failed pass).
+  void replace_graph(std::unique_ptr<ir::graph> g) { graph_ = std::move(g); }
+  [[nodiscard]] std::unique_ptr<ir::graph> release_graph() { return std::exchange(graph_, std::make_unique<ir::graph>()); }
+
+  /// The opset version imported for a domain ("" and "ai.onnx" are the same), if any.
+  [[nodiscard]] std::optional<std::int64_t> opset(std::string_view domain_name) const {
+    auto is_default = [](std::string_view d) { return d.empty() || d == "ai.onnx"; };
+    for (const opset_import& o : opsets) {
+      if (o.domain == domain_name || (is_default(o.domain) && is_default(domain_name))) return o.version;
+    }
+    return std::nullopt;
+  }
+  /// Model-local functions, kept opaque.
+  [[nodiscard]] std::size_t function_count() const noexcept { return function_count_; }
+
+ private:
+  friend struct graph_access;
+  std::unique_ptr<ir::graph> graph_;
+  std::size_t function_count_ = 0;
+  std::string residual_;  // serialized ModelProto minus the graph and the modelled fields
+};
+
+}  // namespace inferopt::ir

@@ -1,0 +1,233 @@
+// Files <-> models: parsing with protobuf's streaming reader (the weights are read once and
+// moved into the IR, never copied), and atomic saving through a temporary file.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include "graph_access.hpp"
+#include "inferopt/ir/serialize.hpp"
+#include "proto_bridge.hpp"
+
+namespace inferopt::ir {
+namespace {
+
+namespace fs = std::filesystem;
+
+void check_model_message(const onnx::ModelProto& mp, const std::string& subject) {
+  if (!mp.has_ir_version()) throw error(errc::invalid_model, subject + ": not an ONNX model (no ir_version)");
+  if (!mp.has_graph()) throw error(errc::invalid_model, subject + ": model has no graph");
+}
+
+bool parse_stream(google::protobuf::io::ZeroCopyInputStream& raw, onnx::ModelProto& mp) {
+  google::protobuf::io::CodedInputStream in(&raw);
+  in.SetTotalBytesLimit(INT_MAX);
+  return mp.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+model finish(onnx::ModelProto& mp, const std::string& subject, const fs::path& base, const load_options& options) {
+  check_model_message(mp, subject);
+  try {
+    return detail::model_from_proto(mp, detail::external_source{base, options.load_external_data});
+  } catch (const error& e) {
+    throw error(e.code(), subject + ": " + e.what());
+  }
+}
+
+/// The protobuf wire format cannot hold a message over 2 GiB.
+constexpr std::size_t protobuf_limit = (std::size_t{1} << 31) - (std::size_t{64} << 20);
+
+std::size_t total_tensor_bytes(const graph& g) {
+  std::size_t total = 0;
+  for (value* v : g.initializers()) total += v->initializer()->byte_size();
+  for (node* n : g.nodes()) {
+    for (const attribute& a : n->attributes()) {
+      for (const tensor& t : a.tensors) total += t.byte_size();
+      for (const auto& sub : a.graphs) total += total_tensor_bytes(*sub);
+    }
+  }
+  return total;
+}
+
+/// A file in the target folder that is removed unless `commit` renames it into place.
+class temp_file {
+ public:
+  explicit temp_file(const fs::path& target) : target_(target) {
+    fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+    std::string pattern = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+    fd_ = ::mkstemp(pattern.data());
+    if (fd_ < 0) {
+      throw error(errc::io, target.string() + ": cannot write output (" + std::strerror(errno) + ")");
+    }
+    path_ = pattern;
+  }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  ~temp_file() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(path_.c_str());
+  }
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  void commit() {
+    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
+      fd_ = -1;
+      throw error(errc::io, target_.string() + ": cannot write output (" + std::strerror(errno) + ")");
+    }
+    fd_ = -1;
+    ::chmod(path_.c_str(), 0644);
+    if (::rename(path_.c_str(), target_.c_str()) != 0) {
+      throw error(errc::io, target_.string() + ": cannot write output (" + std::strerror(errno) + ")");
+    }
+    committed_ = true;
+  }
+
+ private:
+  fs::path target_;
+  std::string path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+void write_all(int fd, const char* data, std::size_t size, const fs::path& target) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw error(errc::io, target.string() + ": cannot write output (" + std::strerror(errno) + ")");
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+model parse_model(std::string_view bytes, const fs::path& base_dir, const load_options& options) {
+  if (bytes.empty()) throw error(errc::invalid_model, "model: empty input");
+  onnx::ModelProto mp;
+  google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), INT_MAX)));
+  if (bytes.size() > INT_MAX || !parse_stream(raw, mp)) {
+    throw error(errc::invalid_model, "model: cannot parse as an ONNX protobuf (truncated or not a model)");
+  }
+  return finish(mp, "model", base_dir, options);
+}
+
+model load_model(const fs::path& path, const load_options& options) {
+  const std::string subject = path.filename().string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw error(errc::io, path.string() + ": no such file");
+  if (fs::is_directory(path, ec)) throw error(errc::io, path.string() + ": is a directory, not a model file");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw error(errc::io, path.string() + ": cannot open (" + std::strerror(errno) + ")");
+  onnx::ModelProto mp;
+  bool ok = false;
+  {
+    google::protobuf::io::FileInputStream raw(fd);
+    raw.SetCloseOnDelete(true);
+    if (fs::file_size(path, ec) == 0) throw error(errc::invalid_model, subject + ": empty file");
+    ok = parse_stream(raw, mp);
+  }
+  if (!ok) throw error(errc::invalid_model, subject + ": cannot parse as an ONNX protobuf (truncated or not a model)");
+  fs::path base = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  return finish(mp, subject, base, options);
+}
+
+std::string serialize_model(const model& m) {
+  onnx::ModelProto mp;
+  detail::model_to_proto(m, mp, [](const tensor&, onnx::TensorProto&) { return true; });
+  if (mp.ByteSizeLong() > protobuf_limit) {
+    throw error(errc::unsupported, "model is over protobuf's 2 GB limit; save it with external data");
+  }
+  std::string out;
+  mp.SerializeToString(&out);
+  return out;
+}
+
+void save_model(const model& m, const fs::path& path, const save_options& options) {
+  std::optional<std::size_t> threshold = options.external_data_threshold;
+  if (!threshold && total_tensor_bytes(m.graph()) > protobuf_limit) threshold = 1024;
+
+  const std::string data_name =
+      options.external_data_file.empty() ? path.filename().string() + ".data" : options.external_data_file;
+  expects(fs::path(data_name).filename() == fs::path(data_name), "external data file must be a plain file name");
+  std::optional<temp_file> data_file;
+  std::uint64_t data_offset = 0;
+  const fs::path data_path = path.parent_path() / data_name;
+
+  auto sink = [&](const tensor& t, onnx::TensorProto& p) {
+    if (!threshold || t.byte_size() < *threshold || t.byte_size() == 0) return true;
+    if (!data_file) data_file.emplace(data_path);
+    constexpr std::uint64_t alignment = 4096;  // lets readers mmap each tensor page-aligned
+    std::uint64_t padded = (data_offset + alignment - 1) / alignment * alignment;
+    std::string pad(padded - data_offset, '\0');
+    write_all(data_file->fd(), pad.data(), pad.size(), data_path);
+    write_all(data_file->fd(), t.bytes->data(), t.bytes->size(), data_path);
+    p.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto add = [&](const char* k, const std::string& v) {
+      auto* kv = p.add_external_data();
+      kv->set_key(k);
+      kv->set_value(v);
+    };
+    add("location", data_name);
+    add("offset", std::to_string(padded));
+    add("length", std::to_string(t.bytes->size()));
+    data_offset = padded + t.bytes->size();
+    return false;
+  };
+
+  onnx::ModelProto mp;
+  detail::model_to_proto(m, mp, sink);
+  if (mp.ByteSizeLong() > protobuf_limit) {
+    throw error(errc::unsupported, path.string() + ": model is over protobuf's 2 GB limit even with external data");
+  }
+  temp_file out(path);
+  {
+    google::protobuf::io::FileOutputStream stream(out.fd());
+    if (!mp.SerializeToZeroCopyStream(&stream) || !stream.Flush()) {
+      throw error(errc::io, path.string() + ": cannot write output");
+    }
+  }
+  if (data_file) data_file->commit();
+  out.commit();
+}
+
+std::string canonicalize_model_bytes(std::string_view bytes) {
+  onnx::ModelProto mp;
+  google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+  if (!parse_stream(raw, mp)) throw error(errc::invalid_model, "cannot parse model bytes");
+  std::string out;
+  google::protobuf::io::StringOutputStream stream(&out);
+  {
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    mp.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+bool has_stray_value_info(const graph& g) {
+  onnx::GraphProto gp;
+  gp.ParseFromString(graph_access::residual(g));
+  return gp.value_info_size() > 0;
+}
+
+std::size_t drop_stray_value_info(graph& g) {
+  onnx::GraphProto gp;
+  gp.ParseFromString(graph_access::residual(g));
+  auto n = static_cast<std::size_t>(gp.value_info_size());
+  if (n == 0) return 0;
+  gp.clear_value_info();
+  graph_access::residual(g) = gp.SerializeAsString();
+  return n;
+}
+
+}  // namespace inferopt::ir
