@@ -1,0 +1,83 @@
+// `inferopt inspect MODEL [--json]`: versions, interface, op histogram, parameters, MACs.
+
+#include <iomanip>
+#include <iostream>
+
+#include "commands.hpp"
+#include "inferopt/ir/graph.hpp"
+
+namespace inferopt::cli {
+namespace {
+
+nlohmann::json describe_values(std::span<ir::value* const> values) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ir::value* v : values) {
+    if (v->is_initializer()) continue;  // IR < 4 lists weights as inputs
+    out.push_back({{"name", v->name()},
+                   {"type", std::string(ir::to_string(v->elem_type()))},
+                   {"shape", v->type() ? ir::to_string(v->type()->dims) : "?"}});
+  }
+  return out;
+}
+
+nlohmann::json inspect_json(const ir::model& m, const ir::model_statistics& s) {
+  nlohmann::json j = to_json(s);
+  j["ir_version"] = m.ir_version;
+  nlohmann::json opsets = nlohmann::json::object();
+  for (const auto& o : m.opsets) opsets[o.domain.empty() ? "ai.onnx" : o.domain] = o.version;
+  j["opsets"] = opsets;
+  j["producer"] = m.producer_name + (m.producer_version.empty() ? "" : " " + m.producer_version);
+  j["graph"] = m.graph().name();
+  j["inputs"] = describe_values(m.graph().inputs());
+  j["outputs"] = describe_values(m.graph().outputs());
+  j["functions"] = m.function_count();
+  return j;
+}
+
+void print_text(const nlohmann::json& j) {
+  std::cout << "graph      " << j["graph"].get<std::string>() << "\n";
+  std::cout << "ir_version " << j["ir_version"] << "\n";
+  std::cout << "opsets    ";
+  for (const auto& [domain, version] : j["opsets"].items()) std::cout << ' ' << domain << '=' << version;
+  std::cout << "\nproducer   " << j["producer"].get<std::string>() << "\n";
+  for (const char* side : {"inputs", "outputs"}) {
+    std::cout << side << ":\n";
+    for (const auto& v : j[side]) {
+      std::cout << "  " << v["name"].get<std::string>() << "  " << v["type"].get<std::string>() << '['
+                << v["shape"].get<std::string>() << "]\n";
+    }
+  }
+  std::cout << "nodes      " << j["nodes"] << "\n";
+  std::cout << "params     " << human_count(j["params"]) << " (" << human_bytes(j["param_bytes"]) << ")\n";
+  std::cout << "MACs       " << human_count(j["macs"]);
+  if (j["macs_unknown_nodes"].get<std::int64_t>() > 0) {
+    std::cout << " (+" << j["macs_unknown_nodes"] << " Conv/Gemm/MatMul nodes of unknown shape)";
+  }
+  std::cout << "\nops:\n";
+  std::vector<std::pair<std::int64_t, std::string>> ops;
+  for (const auto& [op, count] : j["ops"].items()) ops.emplace_back(count.get<std::int64_t>(), op);
+  std::sort(ops.rbegin(), ops.rend());
+  for (const auto& [count, op] : ops) std::cout << "  " << std::left << std::setw(24) << op << count << "\n";
+}
+
+}  // namespace
+
+command add_inspect(CLI::App& app) {
+  auto* sub = app.add_subcommand("inspect", "Show a model's versions, inputs/outputs, op histogram, params and MACs");
+  auto path = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  sub->add_option("model", *path, "ONNX model file")->required();
+  sub->add_flag("--json", *json, "Print one JSON object instead of text");
+  return {sub, [path, json] {
+            ir::model m = load_checked(*path);
+            nlohmann::json j = inspect_json(m, statistics_of(m));
+            if (*json) {
+              std::cout << j.dump(2) << "\n";
+            } else {
+              print_text(j);
+            }
+            return 0;
+          }};
+}
+
+}  // namespace inferopt::cli

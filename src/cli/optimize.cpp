@@ -1,0 +1,157 @@
+// `inferopt optimize MODEL -o OUT [-O0..-O3 | --passes PIPELINE] ...` and `inferopt passes`.
+
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "commands.hpp"
+#include "inferopt/core/atomic_file.hpp"
+#include "inferopt/ir/serialize.hpp"
+#include "inferopt/ir/verify.hpp"
+#include "inferopt/pass.hpp"
+
+namespace inferopt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct optimize_options {
+  std::string input;
+  std::string output;
+  int level = -1;
+  std::string passes;
+  std::vector<std::string> disabled;
+  std::string report;
+  bool print_after_change = false;
+  bool verify_each = false;
+  bool in_place = false;
+  std::int64_t external_threshold = -1;
+};
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+void print_table(const run_report& r) {
+  std::cout << std::left << std::setw(22) << "pass" << std::right << std::setw(6) << "runs" << std::setw(10) << "ms"
+            << std::setw(18) << "nodes" << std::setw(10) << "rewrites" << "\n";
+  for (const pass_record& p : r.passes) {
+    std::ostringstream nodes;
+    nodes << p.nodes_before << " -> " << p.nodes_after;
+    std::cout << std::left << std::setw(22) << p.name << std::right << std::setw(6) << p.runs << std::setw(10)
+              << std::fixed << std::setprecision(2) << p.milliseconds << std::setw(18) << nodes.str() << std::setw(10)
+              << p.rewrites << "\n";
+  }
+  for (const fixpoint_record& f : r.fixpoints) {
+    std::cout << f.text << ": " << f.iterations << " iteration(s), " << (f.converged ? "converged" : "NOT converged (cap)")
+              << "\n";
+  }
+}
+
+nlohmann::json report_json(const optimize_options& o, const std::string& pipeline_text, const run_report& r,
+                           const ir::model_statistics& before, const ir::model_statistics& after) {
+  nlohmann::json passes = nlohmann::json::array();
+  for (const pass_record& p : r.passes) {
+    passes.push_back({{"name", p.name},
+                      {"group", p.group},
+                      {"runs", p.runs},
+                      {"ms", p.milliseconds},
+                      {"nodes_before", p.nodes_before},
+                      {"nodes_after", p.nodes_after},
+                      {"rewrites", p.rewrites},
+                      {"changed", p.changed},
+                      {"counters", p.counters}});
+  }
+  nlohmann::json fixpoints = nlohmann::json::array();
+  for (const fixpoint_record& f : r.fixpoints) {
+    fixpoints.push_back({{"pipeline", f.text}, {"iterations", f.iterations}, {"converged", f.converged}});
+  }
+  return {{"model", o.input},   {"output", o.output},       {"pipeline", pipeline_text},
+          {"passes", passes},   {"fixpoints", fixpoints},   {"total_ms", r.milliseconds},
+          {"before", to_json(before)}, {"after", to_json(after)}};
+}
+
+int run_optimize(const optimize_options& o) {
+  const fs::path in = o.input;
+  const fs::path out = o.output;
+  if (same_file(in, out) && !o.in_place) {
+    throw error(errc::invalid_argument, out.string() + ": output would overwrite the input; pass --in-place to allow it");
+  }
+  if (!o.passes.empty() && o.level >= 0) throw error(errc::invalid_argument, "give either -O or --passes, not both");
+  const pass_registry registry = builtin_registry();
+  pipeline_parse_options parse_options;
+  for (const auto& d : o.disabled) {
+    (void)registry.create(d);  // reports unknown names with suggestions
+    parse_options.disabled.insert(d);
+  }
+  pipeline p = o.passes.empty() ? level_pipeline(o.level < 0 ? 1 : o.level, registry, parse_options)
+                                : parse_pipeline(o.passes, registry, parse_options);
+  // Fail on an unwritable output before spending time on the model.
+  { atomic_file probe(out); }
+
+  ir::model m = load_checked(in);
+  const ir::model_statistics before = statistics_of(m);
+  pass_manager manager;
+  if (o.verify_each) manager.add_instrumentation(std::make_unique<verify_each>());
+  if (o.print_after_change) manager.add_instrumentation(std::make_unique<print_after_change>(std::cout));
+  const run_report r = manager.run(p, m);
+  ir::verify(m.graph());
+  const ir::model_statistics after = statistics_of(m);
+
+  ir::save_options save;
+  if (o.external_threshold >= 0) save.external_data_threshold = static_cast<std::size_t>(o.external_threshold);
+  ir::save_model(m, out, save);
+
+  std::cout << "pipeline: " << (p.steps.empty() ? "(none)" : p.to_string()) << "\n";
+  print_table(r);
+  std::cout << "nodes " << before.nodes << " -> " << after.nodes << ", params " << human_count(before.params) << " -> "
+            << human_count(after.params) << " (" << human_bytes(before.param_bytes) << " -> "
+            << human_bytes(after.param_bytes) << "), MACs " << human_count(before.macs) << " -> "
+            << human_count(after.macs) << ", " << std::fixed << std::setprecision(1) << r.milliseconds << " ms\n";
+  std::cout << "wrote " << out.string() << " (" << human_bytes(static_cast<std::int64_t>(fs::file_size(out))) << ")\n";
+  if (!o.report.empty()) {
+    write_file_atomically(o.report, report_json(o, p.to_string(), r, before, after).dump(2) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+command add_optimize(CLI::App& app) {
+  auto* sub = app.add_subcommand("optimize", "Run a pass pipeline over a model and save the result");
+  auto o = std::make_shared<optimize_options>();
+  sub->add_option("model", o->input, "Input ONNX model")->required();
+  sub->add_option("-o,--output", o->output, "Output ONNX model")->required();
+  sub->add_option("-O", o->level, "Optimization level 0..3 (default 1), e.g. -O2")->check(CLI::Range(0, 3));
+  sub->add_option("--passes", o->passes, "Pipeline text, e.g. 'dce,fixpoint(eliminate-identity,dce)'");
+  sub->add_option("--disable-pass", o->disabled, "Leave this pass out of the pipeline (repeatable)");
+  sub->add_option("--report", o->report, "Write a JSON report to this file");
+  sub->add_flag("--print-after-change", o->print_after_change, "Print the graph after every pass that changed it");
+  sub->add_flag("--verify-each", o->verify_each, "Verify the graph's structure after every pass");
+  sub->add_flag("--in-place", o->in_place, "Allow the output to overwrite the input");
+  sub->add_option("--external-data-threshold", o->external_threshold,
+                  "Write tensors of at least this many bytes to <output>.data");
+  return {sub, [o] { return run_optimize(*o); }};
+}
+
+command add_passes(CLI::App& app) {
+  auto* sub = app.add_subcommand("passes", "List the registered passes and -O levels");
+  return {sub, [] {
+            const pass_registry registry = builtin_registry();
+            std::cout << "passes:\n";
+            for (const auto* e : registry.passes()) {
+              std::cout << "  " << std::left << std::setw(22) << e->name << e->description << "\n";
+            }
+            std::cout << "levels:\n";
+            for (const auto* p : registry.pipelines()) {
+              std::cout << "  -" << std::left << std::setw(4) << p->name << p->description << "\n"
+                        << "        " << (p->text.empty() ? "(no passes)" : p->text) << "\n";
+            }
+            return 0;
+          }};
+}
+
+}  // namespace inferopt::cli

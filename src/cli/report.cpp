@@ -1,0 +1,61 @@
+// Helpers the subcommands share: checked loading, statistics, atomic writes, formatting.
+
+#include <cmath>
+#include <sstream>
+
+#include "commands.hpp"
+#include "inferopt/ir/serialize.hpp"
+#include "inferopt/ir/verify.hpp"
+
+namespace inferopt::cli {
+
+ir::model load_checked(const std::filesystem::path& path) {
+  ir::model m = ir::load_model(path);
+  auto problems = ir::find_problems(m.graph());
+  if (!problems.empty()) throw error(errc::invalid_model, path.filename().string() + ": " + problems.front());
+  return m;
+}
+
+ir::model_statistics statistics_of(const ir::model& m) {
+  ir::model copy;
+  copy.ir_version = m.ir_version;
+  copy.opsets = m.opsets;
+  copy.replace_graph(m.graph().clone());
+  (void)ir::infer_shapes(copy);
+  return ir::compute_statistics(copy);
+}
+
+nlohmann::json to_json(const ir::model_statistics& s) {
+  return {{"nodes", s.nodes}, {"ops", s.ops},   {"params", s.params}, {"param_bytes", s.param_bytes},
+          {"macs", s.macs},   {"macs_unknown_nodes", s.macs_unknown_nodes}};
+}
+
+std::string human_bytes(std::int64_t bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1000.0 && u < 4) {
+    v /= 1000.0;
+    ++u;
+  }
+  std::ostringstream os;
+  os.precision(u == 0 ? 0 : 1);
+  os << std::fixed << v << ' ' << units[u];
+  return os.str();
+}
+
+std::string human_count(std::int64_t n) {
+  const char* units[] = {"", " K", " M", " G", " T"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (std::fabs(v) >= 1000.0 && u < 4) {
+    v /= 1000.0;
+    ++u;
+  }
+  std::ostringstream os;
+  os.precision(u == 0 ? 0 : 2);
+  os << std::fixed << v << units[u];
+  return os.str();
+}
+
+}  // namespace inferopt::cli

@@ -276,7 +276,10 @@ void graph::clear_value_info(value* v) {
 void graph::rename(value* v, std::string new_name) {
   expects(v && v->owner_ == this && !v->dead_, "value does not belong to this graph");
   if (new_name == v->name_) return;
-  if (resolve(new_name)) throw error(errc::invalid_argument, "value name '" + new_name + "' is taken");
+  // A name defined in a subgraph would shadow this value for the subgraph's readers of it.
+  if (resolve(new_name) || used_below(*this, new_name)) {
+    throw error(errc::invalid_argument, "value name '" + new_name + "' is taken");
+  }
   by_name_.erase(v->name_);
   v->name_ = std::move(new_name);
   if (v->initializer_) v->initializer_->name = v->name_;
@@ -311,6 +314,7 @@ void graph::sort_topologically() {
   for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
 
   std::vector<std::vector<std::size_t>> successors(order.size());
+  std::vector<std::vector<std::size_t>> predecessors(order.size());
   std::vector<std::size_t> pending(order.size(), 0);
   for (std::size_t i = 0; i < order.size(); ++i) {
     for (value* out : order[i]->outputs_) {
@@ -320,6 +324,7 @@ void graph::sort_topologically() {
         auto it = user ? position.find(user) : position.end();
         if (it == position.end()) continue;
         successors[i].push_back(it->second);
+        predecessors[it->second].push_back(i);
         ++pending[it->second];
       }
     }
@@ -340,11 +345,22 @@ void graph::sort_topologically() {
     }
   }
   if (sorted.size() != order.size()) {
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      if (pending[i] != 0) {
-        throw error(errc::invalid_model, "graph '" + name_ + "' has a cycle through node " + order[i]->describe());
+    // A left-over node may only sit downstream of a cycle. Every left-over node waits on a
+    // left-over predecessor, so walking back along those must revisit a node: that one is
+    // on a cycle.
+    std::size_t at = 0;
+    while (pending[at] == 0) ++at;
+    std::vector<bool> visited(order.size(), false);
+    while (!visited[at]) {
+      visited[at] = true;
+      for (std::size_t p : predecessors[at]) {
+        if (pending[p] != 0) {
+          at = p;
+          break;
+        }
       }
     }
+    throw error(errc::invalid_model, "graph '" + name_ + "' has a cycle through node " + order[at]->describe());
   }
   std::unordered_map<node*, std::unique_ptr<node>> owned;
   std::vector<std::unique_ptr<node>> dead;

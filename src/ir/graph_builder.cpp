@@ -188,8 +188,11 @@ value* graph_builder::global_average_pool(value* x) {
 
 value* graph_builder::flatten(value* x, std::int64_t axis) {
   auto in = static_dims(x);
+  const std::int64_t rank = static_cast<std::int64_t>(in.size());
+  expects(axis >= -rank && axis <= rank, "graph_builder::flatten: axis out of range");
+  const std::int64_t split = axis < 0 ? axis + rank : axis;  // ONNX counts a negative axis from the back
   std::int64_t outer = 1, inner = 1;
-  for (std::size_t k = 0; k < in.size(); ++k) (static_cast<std::int64_t>(k) < axis ? outer : inner) *= in[k];
+  for (std::size_t k = 0; k < in.size(); ++k) (static_cast<std::int64_t>(k) < split ? outer : inner) *= in[k];
   std::vector<attribute> attrs;
   attrs.push_back(attribute::make_int("axis", axis));
   return emit(node_spec{"Flatten", {x}, {}, std::move(attrs), {}, {}}, float_tensor({outer, inner}));

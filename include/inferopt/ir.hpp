@@ -1,0 +1,17 @@
+#pragma once
+/// The IR module: models, graphs, nodes, values, loading/saving, verification, building.
+
+#include "inferopt/ir/attribute.hpp"
+#include "inferopt/ir/data_type.hpp"
+#include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/graph_builder.hpp"
+#include "inferopt/ir/model.hpp"
+#include "inferopt/ir/node.hpp"
+#include "inferopt/ir/printer.hpp"
+#include "inferopt/ir/sample_models.hpp"
+#include "inferopt/ir/serialize.hpp"
+#include "inferopt/ir/statistics.hpp"
+#include "inferopt/ir/tensor.hpp"
+#include "inferopt/ir/value.hpp"
+#include "inferopt/ir/value_type.hpp"
+#include "inferopt/ir/verify.hpp"

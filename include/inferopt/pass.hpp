@@ -1,0 +1,13 @@
+#pragma once
+/// The pass module: the pass interface, registry, pipelines, manager and built-in passes.
+
+#include "inferopt/pass/builtin.hpp"
+#include "inferopt/pass/cleanup/dead_node_elimination.hpp"
+#include "inferopt/pass/cleanup/eliminate_dropout.hpp"
+#include "inferopt/pass/cleanup/eliminate_identity.hpp"
+#include "inferopt/pass/cleanup/remove_unused.hpp"
+#include "inferopt/pass/instrumentation.hpp"
+#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pass_manager.hpp"
+#include "inferopt/pass/pipeline.hpp"
+#include "inferopt/pass/registry.hpp"

@@ -1,0 +1,61 @@
+#pragma once
+/// Runs pipelines over a model. The manager owns what passes must never do themselves:
+/// timing, statistics, instrumentation hooks, recursion into subgraphs, fixpoint iteration,
+/// compaction and rollback of a failed pass.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "inferopt/pass/instrumentation.hpp"
+#include "inferopt/pass/pipeline.hpp"
+
+namespace inferopt {
+
+/// One pipeline slot's totals: a pass inside a fixpoint group runs once per iteration, and
+/// its runs add up here.
+struct pass_record {
+  std::string name;
+  std::string group;              ///< the fixpoint group's text, empty outside groups
+  int runs = 0;
+  double milliseconds = 0.0;
+  std::size_t nodes_before = 0;   ///< before the first run (main graph and subgraphs)
+  std::size_t nodes_after = 0;    ///< nodes_before plus this pass's own changes over all runs
+  std::int64_t rewrites = 0;
+  bool changed = false;
+  std::map<std::string, std::int64_t> counters;
+};
+
+struct fixpoint_record {
+  std::string text;
+  int iterations = 0;
+  bool converged = false;         ///< false when the iteration cap stopped it
+};
+
+struct run_report {
+  std::vector<pass_record> passes;
+  std::vector<fixpoint_record> fixpoints;
+  double milliseconds = 0.0;
+  std::size_t nodes_before = 0;
+  std::size_t nodes_after = 0;
+};
+
+class pass_manager {
+ public:
+  /// Adds an instrumentation; hooks run in the order they were added.
+  void add_instrumentation(std::unique_ptr<pass_instrumentation> i) { instrumentations_.push_back(std::move(i)); }
+
+  /// Runs every step in order. A pass that throws (or whose instrumentation throws) leaves
+  /// the model exactly as before that pass, and the error is rethrown with the pass name.
+  run_report run(pipeline& p, ir::model& m);
+
+ private:
+  bool run_step(pipeline_step& step, ir::model& m, run_report& report, const std::string& group);
+  bool run_pass(pass& p, ir::model& m, pass_record& record);
+
+  std::vector<std::unique_ptr<pass_instrumentation>> instrumentations_;
+  std::map<const pass*, std::size_t> slots_;  // pass instance -> index in report.passes
+};
+
+}  // namespace inferopt

@@ -1,0 +1,37 @@
+#pragma once
+// The CLI's subcommands. Each `add_*` registers its options on the app and returns the
+// function to run when the subcommand is chosen.
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "inferopt/ir/model.hpp"
+#include "inferopt/ir/statistics.hpp"
+
+namespace inferopt::cli {
+
+/// A subcommand and what runs when it is chosen.
+struct command {
+  CLI::App* sub = nullptr;
+  std::function<int()> run;
+};
+
+command add_inspect(CLI::App& app);
+command add_optimize(CLI::App& app);
+command add_passes(CLI::App& app);
+
+/// Loads a model and checks its structure; errors name the file.
+ir::model load_checked(const std::filesystem::path& path);
+/// Statistics after shape inference on a copy (the model itself is not touched).
+ir::model_statistics statistics_of(const ir::model& m);
+nlohmann::json to_json(const ir::model_statistics& s);
+/// `12.3 MB`, `4.0 KB`.
+std::string human_bytes(std::int64_t bytes);
+/// `1.23 G`, `45.6 M`.
+std::string human_count(std::int64_t n);
+
+}  // namespace inferopt::cli

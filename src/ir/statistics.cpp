@@ -1,0 +1,77 @@
+#include "inferopt/ir/statistics.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace inferopt::ir {
+namespace {
+
+std::optional<std::vector<std::int64_t>> dims_of(const value* v) {
+  if (!v || !v->type() || !v->type()->has_static_shape()) return std::nullopt;
+  std::vector<std::int64_t> out;
+  for (const dim& d : *v->type()->dims) out.push_back(d.value());
+  return out;
+}
+
+std::int64_t product(const std::vector<std::int64_t>& xs, std::size_t from = 0, std::size_t to = SIZE_MAX) {
+  std::int64_t p = 1;
+  for (std::size_t k = from; k < xs.size() && k < to; ++k) p *= xs[k];
+  return p;
+}
+
+/// MACs of one node, or nullopt when its shapes are unknown; 0 for other op types.
+std::optional<std::int64_t> node_macs(const node& n) {
+  if (n.is("Conv") || n.is("ConvTranspose")) {
+    auto w = dims_of(n.input(1));
+    auto y = dims_of(n.output(0));
+    auto x = dims_of(n.input(0));
+    if (!w || !y || !x || w->size() < 3) return std::nullopt;
+    // Conv: each output element takes (Cin/group * kernel) MACs. ConvTranspose: each input
+    // element scatters into (Cout/group * kernel) outputs.
+    if (n.is("Conv")) return product(*y) * product(*w, 1);
+    return product(*x) * product(*w, 1);
+  }
+  if (n.is("Gemm") || n.is("MatMul")) {
+    auto a = dims_of(n.input(0));
+    auto y = dims_of(n.output(0));
+    if (!a || !y || a->empty()) return std::nullopt;
+    std::int64_t k = n.is("Gemm") && n.attr_int("transA", 0) ? a->front() : a->back();
+    return product(*y) * k;
+  }
+  return 0;
+}
+
+void visit(const graph& g, model_statistics& s) {
+  for (value* v : g.initializers()) {
+    s.params += v->initializer()->element_count();
+    s.param_bytes += static_cast<std::int64_t>(v->initializer()->byte_size());
+  }
+  for (node* n : g.nodes()) {
+    ++s.nodes;
+    ++s.ops[n->is_onnx_domain() ? n->op_type() : n->domain() + "." + n->op_type()];
+    if (n->is("Constant")) {
+      for (const attribute& a : n->attributes()) {
+        for (const tensor& t : a.tensors) {
+          s.params += t.element_count();
+          s.param_bytes += static_cast<std::int64_t>(t.byte_size());
+        }
+      }
+    }
+    if (auto macs = node_macs(*n)) {
+      s.macs += *macs;
+    } else {
+      ++s.macs_unknown_nodes;
+    }
+    for (graph* sub : n->subgraphs()) visit(*sub, s);
+  }
+}
+
+}  // namespace
+
+model_statistics compute_statistics(const model& m) {
+  model_statistics s;
+  visit(m.graph(), s);
+  return s;
+}
+
+}  // namespace inferopt::ir
