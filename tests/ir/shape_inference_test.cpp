@@ -1,1 +1,160 @@
+// ONNX shape inference through the IR: types come back onto our values, newer opsets are
+// skipped with a note, and real models get typed end to end.
+
 #include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "inferopt/ir/graph_builder.hpp"
+#include "inferopt/ir/sample_models.hpp"
+#include "inferopt/ir/serialize.hpp"
+#include "inferopt/ir/verify.hpp"
+#include "support/paths.hpp"
+
+namespace fs = std::filesystem;
+using namespace inferopt;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// A graph using every op the builder types, so each has its shape checked against ONNX's.
+ir::model all_ops_model() {
+  ir::model m = ir::make_model("all_ops");
+  ir::graph_builder b(m.graph(), 4);
+  ir::value* x = b.input("x", ir::data_type::float32, {2, 4, 17, 17});
+  ir::value* y = b.relu(b.batch_norm(b.conv(x, 8, {.kernel = 3, .stride = 2})));
+  y = b.concat({b.max_pool(y, {.kernel = 3, .stride = 2, .pad = 1}), b.average_pool(y, {.kernel = 3, .stride = 2, .pad = 1})}, 1);
+  y = b.conv(y, 6, {.kernel = 3, .dilation = 2, .bias = false});
+  y = b.leaky_relu(b.mul(y, b.sigmoid(y)));
+  y = b.clip(b.dropout(b.tanh(y)), -1.0f, 1.0f);
+  ir::value* flat = b.flatten(y, -1);
+  ir::value* pooled = b.flatten(b.global_average_pool(b.identity(y)));
+  b.output(flat);
+  b.output(b.reshape(b.dense(b.gemm(pooled, 12), 6), {3, 4}));
+  return m;
+}
+
+/// Forgets the type of every node output that is not a graph output; returns what they were.
+std::map<std::string, ir::value_type> clear_intermediate_types(ir::graph& g) {
+  std::map<std::string, ir::value_type> cleared;
+  for (ir::node* n : g.nodes()) {
+    for (ir::value* v : n->outputs()) {
+      if (!v || v->is_graph_output()) continue;
+      REQUIRE(v->type());
+      cleared.emplace(v->name(), *v->type());
+      g.clear_value_info(v);
+      REQUIRE_FALSE(v->type());
+    }
+  }
+  return cleared;
+}
+
+}  // namespace
+
+TEST_CASE("infer_shapes types the intermediate values of a graph whose types were cleared", "[ir][shape-inference]") {
+  const std::string which = GENERATE(as<std::string>{}, "all ops", "default", "narrow resnet50");
+  CAPTURE(which);
+  ir::model m = which == "all ops" ? all_ops_model() : which == "default" ? ir::make_default_model() : ir::make_resnet50(1, 8);
+  ir::graph& g = m.graph();
+  const std::map<std::string, ir::value_type> builder_types = clear_intermediate_types(g);
+  REQUIRE(builder_types.size() > 10);
+
+  const ir::shape_inference_report report = ir::infer_shapes(m);
+  CHECK(report.ran);
+  CHECK(report.note.empty());
+  CHECK(report.values_typed >= builder_types.size());
+  // ONNX's inferred types equal the ones the builder tracked.
+  for (const auto& [name, type] : builder_types) {
+    const ir::value* v = g.find_value(name);
+    REQUIRE(v);
+    CAPTURE(name);
+    REQUIRE(v->type());
+    CHECK(v->type()->elem_type == ir::data_type::float32);
+    CHECK(ir::to_string(v->type()->dims) == ir::to_string(type.dims));
+  }
+
+  SECTION("the inferred types are saved as value_info and survive a reload") {
+    ir::model again = ir::parse_model(ir::serialize_model(m));
+    for (const auto& [name, type] : builder_types) {
+      const ir::value* v = again.graph().find_value(name);
+      REQUIRE(v);
+      CAPTURE(name);
+      REQUIRE(v->type());
+      CHECK(ir::to_string(v->type()->dims) == ir::to_string(type.dims));
+    }
+  }
+
+  SECTION("running it again finds nothing new") {
+    CHECK(ir::infer_shapes(m).values_typed == 0);
+  }
+}
+
+TEST_CASE("infer_shapes skips a model importing an opset newer than ONNX knows", "[ir][shape-inference]") {
+  ir::model m = ir::make_model("future", 21);
+  ir::graph_builder b(m.graph());
+  ir::value* x = b.input("x", ir::data_type::float32, {1, 8});
+  ir::value* y = b.relu(b.sigmoid(x));
+  b.output(y);
+  ir::value* hidden = y->producer()->input(0);
+  m.graph().clear_value_info(hidden);
+  REQUIRE_FALSE(hidden->type());
+
+  ir::shape_inference_report report;
+  REQUIRE_NOTHROW(report = ir::infer_shapes(m));
+  CHECK_FALSE(report.ran);
+  CHECK(report.values_typed == 0);
+  CHECK_THAT(report.note, Contains("opset 21") && Contains("skipped"));
+  CHECK(report.note.find('\n') == std::string::npos);
+  CHECK_FALSE(hidden->type());
+
+  SECTION("the same model at opset 17 is typed") {
+    m.opsets = {{"", 17}};
+    report = ir::infer_shapes(m);
+    CHECK(report.ran);
+    REQUIRE(hidden->type());
+    CHECK(ir::to_string(hidden->type()->dims) == "1x8");
+  }
+}
+
+TEST_CASE("infer_shapes types every used value of the light models, outputs included", "[ir][shape-inference]") {
+  auto dir = test::light_models_dir();
+  if (!dir) {
+    WARN("../shared/models/onnx-light is absent; skipped");
+    return;
+  }
+  const std::string name = GENERATE(as<std::string>{}, "bvlc_alexnet", "densenet121", "inception_v1", "inception_v2",
+                                    "resnet50", "shufflenet", "squeezenet", "vgg19", "zfnet512");
+  const fs::path path = *dir / ("light_" + name + ".onnx");
+  CAPTURE(path);
+  REQUIRE(fs::exists(path));
+  ir::model m = ir::load_model(path);
+  ir::graph& g = m.graph();
+  for (ir::node* n : g.nodes()) {
+    for (ir::value* v : n->outputs()) {
+      if (v) v->set_type(std::nullopt);
+    }
+  }
+
+  const ir::shape_inference_report report = ir::infer_shapes(m);
+  CHECK(report.ran);
+  CHECK(report.note.empty());
+  REQUIRE(g.outputs().size() == 1);
+  const ir::value* out = g.outputs()[0];
+  REQUIRE(out->type());
+  CHECK(out->elem_type() == ir::data_type::float32);
+  CHECK(out->type()->has_static_shape());
+  CHECK_THAT(ir::to_string(out->type()->dims), Contains("1000"));
+  // Everything something reads is typed (only unused Dropout masks may stay unknown).
+  std::size_t untyped = 0;
+  for (ir::node* n : g.nodes()) {
+    for (ir::value* v : n->outputs()) {
+      if (v && v->has_uses() && !(v->type() && v->type()->has_static_shape())) ++untyped;
+    }
+  }
+  CHECK(untyped == 0);
+  CHECK(report.values_typed > g.node_count() / 2);
+  CHECK(ir::find_problems(g).empty());
+}

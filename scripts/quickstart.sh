@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The Quick start's main job: install what is missing, build, generate the bundled default
+# model with inferopt's own code, optimize it and print the report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+jobs=$(nproc)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs" --target inferopt_cli example_00_default_model
+
+out=build/quickstart
+mkdir -p "$out"
+build/bin/example_00_default_model "$out/default_cnn.onnx"
+echo
+echo "== inferopt inspect (before) =="
+build/bin/inferopt inspect "$out/default_cnn.onnx"
+echo
+echo "== inferopt optimize -O1 =="
+build/bin/inferopt optimize "$out/default_cnn.onnx" -o "$out/default_cnn.opt.onnx" -O1 \
+  --verify-each --report "$out/report.json"
+echo
+echo "report: $out/report.json"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The test suite, as CI runs it: build everything, run ctest (unit, CLI, examples, package,
+# ONNX Runtime oracle), then rebuild the CLI under AddressSanitizer + UBSan and run the CLI
+# and bad-model tests again under it. GPU tests skip cleanly without a device.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --python
+
+jobs=$(nproc)
+python_flag=()
+[ -x .venv/bin/python ] && python_flag=(-DINFEROPT_PYTHON="$PWD/.venv/bin/python")
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${python_flag[@]}" >/dev/null
+cmake --build build -j "$jobs"
+(cd build && ctest -j "$jobs" --output-on-failure -LE 'soak|bench')
+
+# Sanitizers: the CLI on hostile input, and the IR's loaders.
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFEROPT_SANITIZE=address,undefined \
+  -DINFEROPT_BUILD_BENCHMARKS=OFF -DINFEROPT_BUILD_EXAMPLES=OFF -DINFEROPT_WITH_CUDA=OFF >/dev/null
+cmake --build build-sanitize -j "$jobs" --target inferopt_cli cli_tests ir_tests
+(cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest -j "$jobs" --output-on-failure -L 'cli|ir' -LE 'soak|bench')
