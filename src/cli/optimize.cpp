@@ -89,8 +89,9 @@ int run_optimize(const optimize_options& o) {
   }
   pipeline p = o.passes.empty() ? level_pipeline(o.level < 0 ? 1 : o.level, registry, parse_options)
                                 : parse_pipeline(o.passes, registry, parse_options);
-  // Fail on an unwritable output before spending time on the model.
+  // Fail on an unwritable output or report before spending time on the model.
   { atomic_file probe(out); }
+  if (!o.report.empty()) { atomic_file probe(o.report); }
 
   ir::model m = load_checked(in);
   const ir::model_statistics before = statistics_of(m);

@@ -292,6 +292,7 @@ void graph::move_before(node* n, node* position) {
   };
   auto from = find(n);
   expects(from != nodes_.end() && find(position) != nodes_.end(), "node does not belong to this graph");
+  if (n == position) return;
   std::unique_ptr<node> held = std::move(*from);
   nodes_.erase(from);
   nodes_.insert(find(position), std::move(held));

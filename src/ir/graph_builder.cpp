@@ -74,7 +74,8 @@ value* graph_builder::unary(const std::string& op_type, value* x) {
 value* graph_builder::binary(const std::string& op_type, value* a, value* b) {
   std::optional<value_type> t;
   if (a->type() && b->type() && a->type()->has_static_shape() && b->type()->has_static_shape()) {
-    t = float_tensor(*broadcast(static_dims(a), static_dims(b)));
+    auto dims = *broadcast(static_dims(a), static_dims(b));
+    t = value_type{true, a->elem_type(), shape(dims.begin(), dims.end())};
   }
   return emit(node_spec{op_type, {a, b}, {}, {}, {}, {}}, t);
 }

@@ -177,6 +177,25 @@ std::string canonicalize_model_bytes(std::string_view bytes) {
   return out;
 }
 
+tensor parse_tensor(std::string_view bytes) {
+  onnx::TensorProto tp;
+  google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), INT_MAX)));
+  google::protobuf::io::CodedInputStream in(&raw);
+  in.SetTotalBytesLimit(INT_MAX);
+  if (bytes.size() > INT_MAX || !tp.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+    throw error(errc::invalid_model, "cannot parse as an ONNX TensorProto");
+  }
+  return detail::tensor_from_proto(tp, detail::external_source{{}, true});
+}
+
+std::string serialize_tensor(const tensor& t) {
+  onnx::TensorProto tp;
+  tensor raw = t;
+  raw.storage = tensor_storage::raw;
+  detail::tensor_to_proto(raw, tp, [](const tensor&, onnx::TensorProto&) { return true; });
+  return tp.SerializeAsString();
+}
+
 bool has_stray_value_info(const graph& g) {
   onnx::GraphProto gp;
   gp.ParseFromString(graph_access::residual(g));

@@ -192,7 +192,12 @@ void tensor_to_proto(const tensor& t, onnx::TensorProto& p, const tensor_sink& s
   }
   p.clear_dims();
   for (std::int64_t d : t.dims) p.add_dims(d);
-  if (!t.bytes) return;
+  if (!t.bytes) {
+    if (t.storage == tensor_storage::external) {
+      throw error(errc::unsupported, "tensor '" + t.name + "': its external data was not loaded, so it cannot be saved");
+    }
+    return;
+  }
   if (!sink(t, p)) return;  // the sink wrote external_data fields
   const std::string& b = *t.bytes;
   if (t.storage != tensor_storage::typed_fields) {

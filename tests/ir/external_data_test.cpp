@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

@@ -3,7 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <initializer_list>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -252,7 +254,7 @@ TEST_CASE("erased nodes and values vanish at once and compact frees them", "[ir]
   CHECK(dead->is_dead());
   CHECK(dead_out->is_dead());
   CHECK(w->is_dead());
-  CHECK(g.node_count() == 1 + 1);
+  CHECK(g.node_count() == 2);
   CHECK(node_names(g) == std::vector<std::string>{"a", "b"});
   CHECK(g.node_list() == std::vector<ir::node*>{a, b});
   CHECK(g.find_value("dead_out") == nullptr);
@@ -350,6 +352,7 @@ TEST_CASE("clone makes a deep copy that shares tensor bytes and copies subgraphs
   ir::value* cond = add_bool_input(g, "cond");
   ir::value* w = g.add_initializer("w", ir::tensor::from_values<float>("w", {2}, {0.5f, -1.5f}));
   ir::node* a = add_op(g, "Add", {x, w}, "a");
+  a->output(0)->set_type(float_type({2}));
   ir::node* iff = add_if(g, cond, a->output(0), "iff");
   g.add_output(iff->output(0));
   ir::value* a_out = a->output(0);
@@ -376,7 +379,8 @@ TEST_CASE("clone makes a deep copy that shares tensor bytes and copies subgraphs
     REQUIRE(a_copy);
     CHECK(a_copy != a_out);
     CHECK(a_copy->producer() == copy->node_list().at(0));
-    CHECK(*a_copy->type() == *a_out->type());
+    REQUIRE(a_copy->type());
+    CHECK(*a_copy->type() == float_type({2}));
     CHECK(use_list_problem(*copy).empty());
   }
 

@@ -14,6 +14,7 @@
 
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/model.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"

@@ -50,6 +50,12 @@ void save_model(const model& m, const std::filesystem::path& path, const save_op
 /// compare equal byte for byte (the canonical comparison used by round-trip tests).
 [[nodiscard]] std::string canonicalize_model_bytes(std::string_view bytes);
 
+/// Parses a serialized TensorProto (the `.pb` files of ONNX test data). External data is
+/// refused. @throws error(errc::invalid_model).
+[[nodiscard]] tensor parse_tensor(std::string_view bytes);
+/// Serializes a tensor as a TensorProto with raw data.
+[[nodiscard]] std::string serialize_tensor(const tensor& t);
+
 /// True when GraphProto.value_info had entries naming no value of the graph (kept verbatim).
 [[nodiscard]] bool has_stray_value_info(const graph& g);
 /// Drops those entries; returns how many went.

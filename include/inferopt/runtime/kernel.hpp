@@ -1,0 +1,102 @@
+#pragma once
+/// The executor's kernels: one object per node, built once from the node's attributes
+/// (validating them) and run many times. Kernels are found by (domain, op type, opset) in a
+/// `kernel_registry`, which later modules extend with their own ops.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "inferopt/ir/node.hpp"
+#include "inferopt/runtime/tensor.hpp"
+
+namespace inferopt::runtime {
+
+namespace detail {
+class buffer_pool;
+}
+
+/// What a kernel sees when it runs.
+class kernel_context {
+ public:
+  kernel_context(const ir::node& n, std::span<const tensor* const> inputs, std::span<tensor> outputs, int threads,
+                 detail::buffer_pool* pool = nullptr)
+      : node_(n), inputs_(inputs), outputs_(outputs), threads_(threads), pool_(pool) {}
+
+  [[nodiscard]] std::size_t input_count() const noexcept { return inputs_.size(); }
+  /// Whether input `i` is present (not omitted and within range).
+  [[nodiscard]] bool has_input(std::size_t i) const noexcept { return i < inputs_.size() && inputs_[i] != nullptr; }
+  /// Input `i`. @throws error naming the node when it is missing.
+  [[nodiscard]] const tensor& input(std::size_t i) const;
+  [[nodiscard]] std::size_t output_count() const noexcept { return outputs_.size(); }
+  /// Whether output `i` is wanted (the node names it).
+  [[nodiscard]] bool wants_output(std::size_t i) const noexcept;
+  /// Allocates output `i` (reusing the buffer it had in the previous run when it fits).
+  tensor& allocate_output(std::size_t i, data_type type, const shape_t& shape);
+  /// Sets output `i` to an existing tensor (a view or reshape of an input, for example).
+  void set_output(std::size_t i, tensor t);
+
+  [[nodiscard]] int threads() const noexcept { return threads_; }
+  [[nodiscard]] const ir::node& node() const noexcept { return node_; }
+  /// Throws `errc::invalid_argument` with the node in the message: `node 'x' (Op): what`.
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  const ir::node& node_;
+  std::span<const tensor* const> inputs_;
+  std::span<tensor> outputs_;
+  int threads_;
+  detail::buffer_pool* pool_;
+};
+
+class kernel {
+ public:
+  virtual ~kernel() = default;
+  virtual void compute(kernel_context& ctx) = 0;
+};
+
+/// What a factory gets to build a kernel: the node and the opset its domain imports.
+struct kernel_build_info {
+  const ir::node& node;
+  std::int64_t opset;
+  /// Throws `errc::invalid_model` naming the node.
+  [[noreturn]] void fail(const std::string& what) const;
+};
+
+using kernel_factory = std::function<std::unique_ptr<kernel>(const kernel_build_info&)>;
+
+class kernel_registry {
+ public:
+  /// Registers a factory for opsets [since, until] of the domain ("" is ai.onnx).
+  void add(std::string domain, std::string op_type, kernel_factory f, std::int64_t since = 1,
+           std::int64_t until = INT64_MAX);
+  /// The factory for a node at an opset, or null.
+  [[nodiscard]] const kernel_factory* find(std::string_view domain, std::string_view op_type, std::int64_t opset) const;
+  /// Op types registered for a domain (for reports).
+  [[nodiscard]] std::vector<std::string> op_types(std::string_view domain = "") const;
+
+ private:
+  struct entry {
+    std::int64_t since;
+    std::int64_t until;
+    kernel_factory make;
+  };
+  std::map<std::pair<std::string, std::string>, std::vector<entry>, std::less<>> entries_;
+};
+
+/// Every kernel inferopt ships (the ops listed in the runtime README section).
+[[nodiscard]] const kernel_registry& builtin_kernels();
+
+/// Kernel families; each fills the registry with its ops.
+void register_elementwise_kernels(kernel_registry& r);
+void register_nn_kernels(kernel_registry& r);
+void register_shape_kernels(kernel_registry& r);
+void register_reduce_kernels(kernel_registry& r);
+void register_quantize_kernels(kernel_registry& r);
+
+}  // namespace inferopt::runtime

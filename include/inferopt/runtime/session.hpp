@@ -1,0 +1,93 @@
+#pragma once
+/// The reference CPU executor: runs an ir graph, op by op, following the ONNX specification.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inferopt/ir/model.hpp"
+#include "inferopt/runtime/kernel.hpp"
+#include "inferopt/runtime/tensor.hpp"
+
+namespace inferopt::runtime {
+
+namespace detail {
+class buffer_pool;
+}
+
+/// Called with every intermediate and output tensor as soon as it is computed. The tensor is
+/// only valid during the call; copy what you keep.
+using observer = std::function<void(std::string_view value_name, const tensor& value)>;
+
+struct session_options {
+  int threads = 0;                      ///< 0: all cores
+  observer on_value;                    ///< none by default (and then no cost)
+  const kernel_registry* kernels = nullptr;  ///< null: builtin_kernels()
+};
+
+/// A graph's description as the session sees it.
+struct io_info {
+  std::string name;
+  data_type type = data_type::undefined;
+  std::vector<ir::dim> shape;           ///< may hold symbolic dims
+  bool has_shape = false;
+  bool optional = false;                ///< an input with a default (initializer)
+};
+
+using tensor_map = std::map<std::string, tensor, std::less<>>;
+
+/// Built once from a model; `run` may be called many times (not concurrently). Buffers of
+/// intermediate tensors are kept between runs and reused when they fit.
+class session {
+ public:
+  /// Copies the graph's structure (weights are shared, not copied) and builds every kernel.
+  /// @throws error(errc::unsupported) listing every op without a kernel (op, domain, opset)
+  ///         at once; error(errc::invalid_model) for attributes a kernel refuses.
+  explicit session(const ir::model& m, session_options options = {});
+  ~session();
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  /// Runs the graph. Inputs are checked by name, element type and rank/static dims; graph
+  /// inputs with an initializer may be omitted.
+  /// @throws error(errc::invalid_argument) naming the input or node that failed.
+  tensor_map run(const tensor_map& inputs);
+
+  [[nodiscard]] const std::vector<io_info>& inputs() const noexcept { return inputs_; }
+  [[nodiscard]] const std::vector<io_info>& outputs() const noexcept { return outputs_; }
+  [[nodiscard]] int threads() const noexcept { return threads_; }
+
+  /// Time spent per op type in the last `run` when profiling is on (milliseconds).
+  void set_profiling(bool on) { profiling_ = on; }
+  [[nodiscard]] const std::map<std::string, double>& profile() const noexcept { return profile_; }
+
+ private:
+  struct step;
+  void prepare(const ir::graph& g, const kernel_registry& kernels);
+
+  std::unique_ptr<ir::graph> graph_;
+  std::int64_t opset_ = 0;
+  std::map<std::string, std::int64_t> domain_opsets_;
+  session_options options_;
+  int threads_ = 1;
+  std::vector<io_info> inputs_;
+  std::vector<io_info> outputs_;
+  std::vector<step> steps_;
+  std::vector<tensor> slots_;             // one per value
+  std::vector<bool> is_constant_slot_;
+  std::map<std::string, std::size_t, std::less<>> slot_of_;
+  std::vector<std::size_t> output_slots_;
+  std::unique_ptr<detail::buffer_pool> pool_;
+  bool profiling_ = false;
+  std::map<std::string, double> profile_;
+};
+
+/// Reads a serialized TensorProto file (`input_0.pb`).
+[[nodiscard]] tensor read_tensor_file(const std::string& path, std::string* name = nullptr);
+/// Writes a tensor as a serialized TensorProto (atomic).
+void write_tensor_file(const std::string& path, const tensor& t, const std::string& name);
+
+}  // namespace inferopt::runtime

@@ -1,0 +1,79 @@
+#include "inferopt/runtime/kernel.hpp"
+
+#include "inferopt/runtime/detail/buffer_pool.hpp"
+
+namespace inferopt::runtime {
+
+const tensor& kernel_context::input(std::size_t i) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
+  return *inputs_[i];
+}
+
+bool kernel_context::wants_output(std::size_t i) const noexcept {
+  return i < outputs_.size() && i < node_.outputs().size() && node_.outputs()[i] != nullptr;
+}
+
+tensor& kernel_context::allocate_output(std::size_t i, data_type type, const shape_t& shape) {
+  if (i >= outputs_.size()) fail("has no output " + std::to_string(i));
+  tensor& slot = outputs_[i];
+  if (slot.try_reuse(type, shape)) return slot;
+  if (pool_) {
+    if (!slot.empty()) pool_->give(std::move(slot));
+    slot = pool_->take(type, shape);
+  } else {
+    slot = tensor(type, shape);
+  }
+  return slot;
+}
+
+void kernel_context::set_output(std::size_t i, tensor t) {
+  if (i >= outputs_.size()) fail("has no output " + std::to_string(i));
+  outputs_[i] = std::move(t);
+}
+
+void kernel_context::fail(const std::string& what) const {
+  throw error(errc::invalid_argument, "node " + node_.describe() + ": " + what);
+}
+
+void kernel_build_info::fail(const std::string& what) const {
+  throw error(errc::invalid_model, "node " + node.describe() + ": " + what);
+}
+
+void kernel_registry::add(std::string domain, std::string op_type, kernel_factory f, std::int64_t since,
+                          std::int64_t until) {
+  if (domain == "ai.onnx") domain.clear();
+  entries_[{std::move(domain), std::move(op_type)}].push_back(entry{since, until, std::move(f)});
+}
+
+const kernel_factory* kernel_registry::find(std::string_view domain, std::string_view op_type, std::int64_t opset) const {
+  if (domain == "ai.onnx") domain = "";
+  auto it = entries_.find(std::make_pair(std::string(domain), std::string(op_type)));
+  if (it == entries_.end()) return nullptr;
+  for (const entry& e : it->second) {
+    if (opset >= e.since && opset <= e.until) return &e.make;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> kernel_registry::op_types(std::string_view domain) const {
+  std::vector<std::string> out;
+  for (const auto& [key, _] : entries_) {
+    if (key.first == domain) out.push_back(key.second);
+  }
+  return out;
+}
+
+const kernel_registry& builtin_kernels() {
+  static const kernel_registry registry = [] {
+    kernel_registry r;
+    register_elementwise_kernels(r);
+    register_nn_kernels(r);
+    register_shape_kernels(r);
+    register_reduce_kernels(r);
+    register_quantize_kernels(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace inferopt::runtime

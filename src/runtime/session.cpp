@@ -1,0 +1,233 @@
+#include "inferopt/runtime/session.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <Eigen/Core>
+
+#include "inferopt/core/atomic_file.hpp"
+#include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/serialize.hpp"
+#include "inferopt/runtime/detail/buffer_pool.hpp"
+
+namespace inferopt::runtime {
+
+namespace {
+constexpr std::size_t no_slot = SIZE_MAX;
+}
+
+struct session::step {
+  const ir::node* node = nullptr;
+  std::unique_ptr<kernel> run;
+  std::vector<std::size_t> inputs;
+  std::vector<std::size_t> outputs;
+  std::vector<std::size_t> release_after;  // slots read for the last time here
+  std::string profile_key;
+};
+
+namespace {
+
+io_info describe(const ir::value& v) {
+  io_info info;
+  info.name = v.name();
+  info.type = v.elem_type();
+  if (v.type() && v.type()->dims) {
+    info.shape = *v.type()->dims;
+    info.has_shape = true;
+  }
+  info.optional = v.is_initializer();
+  return info;
+}
+
+std::string opset_label(const ir::node& n, std::int64_t opset) {
+  return n.op_type() + " (domain '" + (n.domain().empty() ? "ai.onnx" : n.domain()) + "', opset " +
+         std::to_string(opset) + ")";
+}
+
+}  // namespace
+
+session::session(const ir::model& m, session_options options)
+    : options_(std::move(options)), pool_(std::make_unique<detail::buffer_pool>()) {
+  graph_ = m.graph().clone();
+  for (const ir::opset_import& o : m.opsets) {
+    domain_opsets_[o.domain == "ai.onnx" ? std::string() : o.domain] = o.version;
+  }
+  opset_ = m.opset("").value_or(0);
+  threads_ = options_.threads > 0 ? options_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  prepare(*graph_, options_.kernels ? *options_.kernels : builtin_kernels());
+}
+
+session::~session() = default;
+
+void session::prepare(const ir::graph& g, const kernel_registry& kernels) {
+  // Slots for every value the main graph defines.
+  for (ir::value* v : g.values()) {
+    slot_of_[v->name()] = slots_.size();
+    slots_.emplace_back();
+    is_constant_slot_.push_back(false);
+  }
+  for (ir::value* v : g.initializers()) {
+    const std::size_t s = slot_of_.at(v->name());
+    if (v->initializer()->has_data() && ir::element_size(v->initializer()->dtype) > 0) {
+      slots_[s] = tensor::from_ir(*v->initializer());
+      is_constant_slot_[s] = true;
+    }
+  }
+  for (ir::value* v : g.inputs()) inputs_.push_back(describe(*v));
+  for (ir::value* v : g.outputs()) {
+    outputs_.push_back(describe(*v));
+    output_slots_.push_back(slot_of_.at(v->name()));
+  }
+
+  // Every unsupported op is reported at once, before anything is built.
+  std::vector<std::string> missing;
+  for (ir::node* n : g.nodes()) {
+    auto it = domain_opsets_.find(n->is_onnx_domain() ? std::string() : n->domain());
+    const std::int64_t opset = it == domain_opsets_.end() ? 0 : it->second;
+    if (!kernels.find(n->domain(), n->op_type(), opset)) {
+      std::string label = opset_label(*n, opset);
+      if (std::find(missing.begin(), missing.end(), label) == missing.end()) missing.push_back(label);
+    }
+  }
+  if (!missing.empty()) {
+    std::string message = "unsupported operator" + std::string(missing.size() > 1 ? "s: " : ": ");
+    for (std::size_t k = 0; k < missing.size(); ++k) message += (k ? ", " : "") + missing[k];
+    throw error(errc::unsupported, message);
+  }
+
+  std::vector<std::size_t> last_use(slots_.size(), no_slot);
+  for (ir::node* n : g.nodes()) {
+    auto it = domain_opsets_.find(n->is_onnx_domain() ? std::string() : n->domain());
+    const std::int64_t opset = it->second;
+    step s;
+    s.node = n;
+    s.run = (*kernels.find(n->domain(), n->op_type(), opset))(kernel_build_info{*n, opset});
+    s.profile_key = n->is_onnx_domain() ? n->op_type() : n->domain() + "." + n->op_type();
+    for (ir::value* in : n->inputs()) {
+      if (!in) {
+        s.inputs.push_back(no_slot);
+        continue;
+      }
+      auto found = slot_of_.find(in->name());
+      if (found == slot_of_.end()) {
+        throw error(errc::unsupported, "node " + n->describe() + ": input '" + in->name() + "' comes from an outer graph");
+      }
+      s.inputs.push_back(found->second);
+      last_use[found->second] = steps_.size();
+    }
+    for (ir::value* out : n->outputs()) s.outputs.push_back(out ? slot_of_.at(out->name()) : no_slot);
+    steps_.push_back(std::move(s));
+  }
+  std::vector<bool> keep(slots_.size(), false);
+  for (std::size_t s : output_slots_) keep[s] = true;
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (last_use[s] != no_slot && !keep[s] && !is_constant_slot_[s]) steps_[last_use[s]].release_after.push_back(s);
+  }
+}
+
+tensor_map session::run(const tensor_map& feeds) {
+  Eigen::setNbThreads(threads_);
+  // Inputs: every name known, types and static dims as declared, required ones present.
+  for (const auto& [name, t] : feeds) {
+    auto it = std::find_if(inputs_.begin(), inputs_.end(), [&](const io_info& i) { return i.name == name; });
+    if (it == inputs_.end()) throw error(errc::invalid_argument, "input '" + name + "' is not an input of the graph");
+    if (it->type != data_type::undefined && t.dtype() != it->type) {
+      throw error(errc::invalid_argument, "input '" + name + "': expected " + std::string(ir::to_string(it->type)) +
+                                              ", got " + std::string(ir::to_string(t.dtype())));
+    }
+    if (it->has_shape) {
+      if (t.rank() != it->shape.size()) {
+        throw error(errc::invalid_argument, "input '" + name + "': expected rank " + std::to_string(it->shape.size()) +
+                                                ", got shape " + to_string(t.shape()));
+      }
+      for (std::size_t d = 0; d < t.rank(); ++d) {
+        if (it->shape[d].is_static() && it->shape[d].value() != t.dim(d)) {
+          throw error(errc::invalid_argument, "input '" + name + "': dim " + std::to_string(d) + " must be " +
+                                                  std::to_string(it->shape[d].value()) + ", got " +
+                                                  std::to_string(t.dim(d)));
+        }
+      }
+    }
+    slots_[slot_of_.at(name)] = t;
+  }
+  for (const io_info& i : inputs_) {
+    if (!i.optional && !feeds.count(i.name)) throw error(errc::invalid_argument, "input '" + i.name + "' is missing");
+  }
+  // Inputs with a default and no feed use their initializer.
+  for (const io_info& i : inputs_) {
+    if (i.optional && !feeds.count(i.name)) {
+      const std::size_t s = slot_of_.at(i.name);
+      slots_[s] = tensor::from_ir(*graph_->find_value(i.name)->initializer());
+    }
+  }
+
+  if (profiling_) profile_.clear();
+  detail::buffer_pool& pool = *pool_;
+  std::vector<const tensor*> in_ptrs;
+  std::vector<tensor> outs;
+  for (step& s : steps_) {
+    in_ptrs.clear();
+    for (std::size_t k : s.inputs) {
+      const tensor* t = k == no_slot ? nullptr : &slots_[k];
+      if (t && t->empty()) t = nullptr;  // an undefined optional value
+      in_ptrs.push_back(t);
+    }
+    outs.resize(s.outputs.size());
+    for (std::size_t k = 0; k < s.outputs.size(); ++k) {
+      outs[k] = s.outputs[k] == no_slot ? tensor() : std::move(slots_[s.outputs[k]]);
+    }
+    kernel_context ctx(*s.node, in_ptrs, outs, threads_, &pool);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      s.run->compute(ctx);
+    } catch (const error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw error(errc::invalid_argument, "node " + s.node->describe() + ": out of memory");
+    } catch (const std::exception& e) {
+      throw error(errc::internal, "node " + s.node->describe() + ": " + e.what());
+    }
+    if (profiling_) {
+      profile_[s.profile_key] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    }
+    for (std::size_t k = 0; k < s.outputs.size(); ++k) {
+      if (s.outputs[k] == no_slot) continue;
+      if (outs[k].empty()) {
+        throw error(errc::internal, "node " + s.node->describe() + ": kernel produced no output " + std::to_string(k));
+      }
+      slots_[s.outputs[k]] = std::move(outs[k]);
+      if (options_.on_value) options_.on_value(s.node->outputs()[k]->name(), slots_[s.outputs[k]]);
+    }
+    for (std::size_t k : s.release_after) pool.give(std::move(slots_[k]));
+  }
+
+  tensor_map result;
+  for (std::size_t k = 0; k < outputs_.size(); ++k) result[outputs_[k].name] = slots_[output_slots_[k]];
+  // Feeds are the caller's; drop our references so their buffers are not reused by us.
+  for (const auto& [name, _] : feeds) slots_[slot_of_.at(name)] = tensor();
+  return result;
+}
+
+tensor read_tensor_file(const std::string& path, std::string* name) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error(errc::io, path + ": cannot open");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  ir::tensor t;
+  try {
+    t = ir::parse_tensor(bytes.str());
+  } catch (const error& e) {
+    throw error(e.code(), path + ": " + e.what());
+  }
+  if (name) *name = t.name;
+  return tensor::from_ir(t);
+}
+
+void write_tensor_file(const std::string& path, const tensor& t, const std::string& name) {
+  write_file_atomically(path, ir::serialize_tensor(t.to_ir(name)));
+}
+
+}  // namespace inferopt::runtime

@@ -1,0 +1,103 @@
+#pragma once
+// Malformed model files for the CLI's bad-input tests. Our IR refuses to build most of them
+// (cycles, undefined inputs), so they are written as raw ONNX protobuf.
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace inferopt::test {
+
+namespace detail {
+
+inline void set_float_info(onnx::ValueInfoProto& vi, const std::string& name, const std::vector<std::int64_t>& dims) {
+  vi.set_name(name);
+  auto* tt = vi.mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (std::int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+inline onnx::NodeProto& add_node(onnx::GraphProto& g, const std::string& op, const std::vector<std::string>& inputs,
+                                 const std::vector<std::string>& outputs, const std::string& name) {
+  onnx::NodeProto& n = *g.add_node();
+  n.set_op_type(op);
+  n.set_name(name);
+  for (const std::string& in : inputs) n.add_input(in);
+  for (const std::string& out : outputs) n.add_output(out);
+  return n;
+}
+
+/// Opset 17, graph `g`, float input `x` [1,4] and output `y` [1,4]; the caller adds nodes.
+inline onnx::ModelProto empty_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("inferopt-cli-tests");
+  auto* opset = m.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(17);
+  onnx::GraphProto& g = *m.mutable_graph();
+  g.set_name("g");
+  set_float_info(*g.add_input(), "x", {1, 4});
+  set_float_info(*g.add_output(), "y", {1, 4});
+  return m;
+}
+
+inline std::string bytes_of(const onnx::ModelProto& m) {
+  std::string out;
+  m.SerializeToString(&out);
+  return out;
+}
+
+}  // namespace detail
+
+/// `a = Add(x, b); b = Relu(a); y = Relu(a)`: nodes `add` and `relu_b` feed each other.
+inline std::string cycle_model_bytes() {
+  onnx::ModelProto m = detail::empty_model();
+  onnx::GraphProto& g = *m.mutable_graph();
+  detail::add_node(g, "Add", {"x", "b"}, {"a"}, "add");
+  detail::add_node(g, "Relu", {"a"}, {"b"}, "relu_b");
+  detail::add_node(g, "Relu", {"a"}, {"y"}, "relu_y");
+  return detail::bytes_of(m);
+}
+
+/// `y = Add(x, missing)` where nothing defines `missing`.
+inline std::string missing_input_model_bytes() {
+  onnx::ModelProto m = detail::empty_model();
+  detail::add_node(*m.mutable_graph(), "Add", {"x", "missing"}, {"y"}, "add");
+  return detail::bytes_of(m);
+}
+
+/// `y = Add(x, w)` where initializer `w` claims its 16 bytes live in `location`.
+inline std::string external_data_model_bytes(const std::string& location) {
+  onnx::ModelProto m = detail::empty_model();
+  onnx::GraphProto& g = *m.mutable_graph();
+  onnx::TensorProto& w = *g.add_initializer();
+  w.set_name("w");
+  w.set_data_type(onnx::TensorProto::FLOAT);
+  w.add_dims(1);
+  w.add_dims(4);
+  w.set_data_location(onnx::TensorProto::EXTERNAL);
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"location", location},
+                                   {"offset", "0"},
+                                   {"length", "16"}}) {
+    auto* kv = w.add_external_data();
+    kv->set_key(key);
+    kv->set_value(value);
+  }
+  detail::add_node(g, "Add", {"x", "w"}, {"y"}, "add");
+  return detail::bytes_of(m);
+}
+
+/// `count` bytes from a fixed-seed Mersenne Twister (its output sequence is specified by the
+/// standard, so every platform writes the same file).
+inline std::string random_bytes(std::size_t count, std::uint32_t seed = 20240601) {
+  std::mt19937 gen(seed);
+  std::string out(count, '\0');
+  for (char& c : out) c = static_cast<char>(gen() & 0xff);
+  return out;
+}
+
+}  // namespace inferopt::test

@@ -1,0 +1,125 @@
+#pragma once
+// What the CLI tests share: running the built `inferopt` binary, scratch folders, whole-file
+// reads and writes, reading models back with protobuf (independently of our IR), and the
+// checks every failing command must pass.
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "cli/run_process.hpp"
+#include "inferopt/ir/sample_models.hpp"
+#include "inferopt/ir/serialize.hpp"
+#include "support/paths.hpp"
+
+namespace inferopt::test {
+
+namespace fs = std::filesystem;
+
+/// Runs the CLI under test with `args` (not including the program name).
+inline process_result run_cli(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{INFEROPT_CLI};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv);
+}
+
+/// A fresh empty folder, removed with everything in it when the test ends.
+class scratch {
+ public:
+  explicit scratch(const std::string& name) : dir_(scratch_dir("cli_" + name)) {}
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+  ~scratch() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  [[nodiscard]] const fs::path& path() const { return dir_; }
+  [[nodiscard]] fs::path operator/(const std::string& name) const { return dir_ / name; }
+
+ private:
+  fs::path dir_;
+};
+
+inline std::string read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void write_bytes(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+/// Every entry of a folder (hidden ones included), by file name, sorted.
+inline std::vector<std::string> folder_entries(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// Saves the Quick start's default model (seeded, so every test sees the same bytes).
+inline fs::path save_default_model(const fs::path& path) {
+  ir::save_model(ir::make_default_model(), path);
+  return path;
+}
+
+/// Parses a model file with protobuf alone, so checks do not depend on the IR under test.
+inline onnx::ModelProto read_model_proto(const fs::path& p) {
+  onnx::ModelProto m;
+  if (!m.ParseFromString(read_bytes(p))) throw std::runtime_error(p.string() + ": not a ModelProto");
+  return m;
+}
+
+inline int count_ops(const onnx::ModelProto& m, const std::string& op) {
+  return static_cast<int>(std::count_if(m.graph().node().begin(), m.graph().node().end(),
+                                        [&](const onnx::NodeProto& n) { return n.op_type() == op; }));
+}
+
+inline std::vector<std::string> output_names(const onnx::ModelProto& m) {
+  std::vector<std::string> out;
+  for (const auto& o : m.graph().output()) out.push_back(o.name());
+  return out;
+}
+
+/// The pass names a pipeline text mentions, once each, in order of first mention:
+/// `fixpoint(eliminate-identity,dce),prune{ratio=0.3}` -> {eliminate-identity, dce, prune}.
+inline std::vector<std::string> pass_names_in(const std::string& pipeline) {
+  std::vector<std::string> names;
+  std::string word;
+  int brace_depth = 0;  // option text inside {...} names no pass
+  auto flush = [&](char next) {
+    if (!word.empty() && !(word == "fixpoint" && next == '(') &&
+        std::find(names.begin(), names.end(), word) == names.end()) {
+      names.push_back(word);
+    }
+    word.clear();
+  };
+  for (char c : pipeline) {
+    if (c == '{') ++brace_depth;
+    if (brace_depth == 0 && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) {
+      word += c;
+    } else {
+      flush(c);
+    }
+    if (c == '}') --brace_depth;
+  }
+  flush('\0');
+  return names;
+}
+
+/// True when `err` is exactly one line `inferopt: error: ...\n`.
+inline bool is_one_error_line(const std::string& err) {
+  return err.rfind("inferopt: error: ", 0) == 0 && !err.empty() && err.back() == '\n' &&
+         std::count(err.begin(), err.end(), '\n') == 1;
+}
+
+}  // namespace inferopt::test

@@ -1,0 +1,431 @@
+// The `inferopt` command line, run as a child process: help and version, `passes`,
+// `inspect` (text and JSON), `optimize` with its levels, pipelines and options, and the
+// errors a user can provoke through arguments (unknown passes, unwritable outputs,
+// overwriting the input).
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_support.hpp"
+
+namespace {
+
+using namespace inferopt::test;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using json = nlohmann::json;
+
+/// `-O<level>`'s pipeline text as `inferopt passes` lists it ("" for no passes).
+std::string level_pipeline_text(int level) {
+  process_result r = run_cli({"passes"});
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(r.out);
+  std::string line;
+  const std::string key = "  -O" + std::to_string(level) + " ";
+  while (std::getline(lines, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    REQUIRE(std::getline(lines, line));
+    line.erase(0, line.find_first_not_of(' '));
+    return line == "(no passes)" ? "" : line;
+  }
+  FAIL("`inferopt passes` does not list -O" << level);
+  return {};
+}
+
+std::int64_t initializer_elements(const onnx::ModelProto& m) {
+  std::int64_t total = 0;
+  for (const auto& t : m.graph().initializer()) {
+    std::int64_t n = 1;
+    for (auto d : t.dims()) n *= d;
+    total += n;
+  }
+  return total;
+}
+
+/// Checks the report's per-pass entries against the pipeline it ran: one entry per pass,
+/// in order of first mention, each with the documented fields.
+void check_report_passes(const json& report, const std::vector<std::string>& expected_names) {
+  REQUIRE(report.contains("passes"));
+  const json& passes = report["passes"];
+  REQUIRE(passes.is_array());
+  std::vector<std::string> names;
+  for (const json& p : passes) {
+    CAPTURE(p.dump());
+    REQUIRE(p.contains("name"));
+    REQUIRE(p["name"].is_string());
+    REQUIRE(p.contains("ms"));
+    CHECK(p["ms"].is_number());
+    CHECK(p["ms"].get<double>() >= 0.0);
+    REQUIRE(p.contains("nodes_before"));
+    REQUIRE(p.contains("nodes_after"));
+    REQUIRE(p.contains("rewrites"));
+    CHECK(p["nodes_before"].is_number_integer());
+    CHECK(p["nodes_after"].is_number_integer());
+    CHECK(p["rewrites"].is_number_integer());
+    CHECK(p["rewrites"].get<std::int64_t>() >= 0);
+    names.push_back(p["name"].get<std::string>());
+  }
+  CHECK(names == expected_names);
+}
+
+}  // namespace
+
+TEST_CASE("inferopt --version prints the version and exits 0", "[cli]") {
+  process_result r = run_cli({"--version"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == std::string("inferopt ") + INFEROPT_VERSION + "\n");
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("--help exits 0 with usage for the program and every subcommand", "[cli]") {
+  auto args = GENERATE(std::vector<std::string>{"--help"}, std::vector<std::string>{"-h"},
+                       std::vector<std::string>{"inspect", "--help"}, std::vector<std::string>{"optimize", "--help"},
+                       std::vector<std::string>{"passes", "--help"});
+  CAPTURE(args);
+  process_result r = run_cli(args);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("Usage"));
+  CHECK(r.err.empty());
+  if (args.size() == 2 && args[0] == "optimize") {
+    for (const char* option : {"--passes", "--disable-pass", "--report", "--print-after-change", "--verify-each",
+                               "--in-place", "--external-data-threshold"}) {
+      CHECK_THAT(r.out, Contains(option));
+    }
+  }
+}
+
+TEST_CASE("a missing or unknown subcommand is an error", "[cli]") {
+  auto args = GENERATE(std::vector<std::string>{}, std::vector<std::string>{"frobnicate"},
+                       std::vector<std::string>{"inspect"}, std::vector<std::string>{"optimize", "m.onnx"},
+                       std::vector<std::string>{"--no-such-flag"});
+  CAPTURE(args);
+  process_result r = run_cli(args);
+  CHECK(r.exit_code == 2);
+  CHECK(is_one_error_line(r.err));
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("passes lists the registered passes and the -O levels", "[cli]") {
+  process_result r = run_cli({"passes"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  for (const char* name : {"dce", "eliminate-identity", "eliminate-dropout", "remove-unused"}) {
+    CHECK_THAT(r.out, Contains(std::string("  ") + name + " "));
+  }
+  for (int level = 0; level <= 3; ++level) CHECK_THAT(r.out, Contains("-O" + std::to_string(level)));
+  CHECK(level_pipeline_text(0).empty());
+  CHECK_THAT(level_pipeline_text(1), Contains("eliminate-identity") && Contains("dce"));
+}
+
+TEST_CASE("inspect describes the default model in text", "[cli][inspect]") {
+  scratch dir("inspect_text");
+  const auto model = save_default_model(dir / "default.onnx");
+  const onnx::ModelProto proto = read_model_proto(model);
+
+  process_result r = run_cli({"inspect", model.string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, StartsWith("graph      " + proto.graph().name() + "\n"));
+  CHECK_THAT(r.out, Contains("nodes      " + std::to_string(proto.graph().node_size()) + "\n"));
+  CHECK_THAT(r.out, Contains("\nparams     ") && Contains("\nMACs       ") && Contains("\nops:\n"));
+  CHECK_THAT(r.out, Contains("  image  float[1x3x64x64]") && Contains("  logits  float[1x10]"));
+  CHECK_THAT(r.out, Contains("  Conv "));
+  CHECK(folder_entries(dir.path()) == std::vector<std::string>{"default.onnx"});
+}
+
+TEST_CASE("inspect --json reports ops, params, param_bytes and MACs of the default model", "[cli][inspect]") {
+  scratch dir("inspect_json");
+  const auto model = save_default_model(dir / "default.onnx");
+  const onnx::ModelProto proto = read_model_proto(model);
+
+  process_result r = run_cli({"inspect", model.string(), "--json"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  const json j = json::parse(r.out);
+  for (const char* key : {"ops", "params", "param_bytes", "macs", "nodes", "inputs", "outputs", "opsets"}) {
+    CAPTURE(key);
+    CHECK(j.contains(key));
+  }
+  // Every initializer of the default model is float and used or not, all of them count.
+  CHECK(j["params"].get<std::int64_t>() == initializer_elements(proto));
+  CHECK(j["param_bytes"].get<std::int64_t>() == 4 * initializer_elements(proto));
+  CHECK(j["nodes"].get<std::int64_t>() == proto.graph().node_size());
+  std::int64_t op_total = 0;
+  for (const auto& [op, count] : j["ops"].items()) {
+    CAPTURE(op);
+    CHECK(count.get<int>() == count_ops(proto, op));
+    op_total += count.get<std::int64_t>();
+  }
+  CHECK(op_total == proto.graph().node_size());
+  CHECK(j["macs"].get<std::int64_t>() > 0);
+  CHECK(j["macs_unknown_nodes"].get<std::int64_t>() == 0);
+  REQUIRE(j["inputs"].size() == 1);
+  CHECK(j["inputs"][0]["name"] == "image");
+  CHECK(j["inputs"][0]["shape"] == "1x3x64x64");
+}
+
+TEST_CASE("optimize -O0..-O3 writes a loadable model and a report with one entry per pass", "[cli][optimize]") {
+  const int level = GENERATE(0, 1, 2, 3);
+  CAPTURE(level);
+  scratch dir("optimize_level");
+  const auto model = save_default_model(dir / "default.onnx");
+  const std::string input_bytes = read_bytes(model);
+  const auto out = dir / "out.onnx";
+  const auto report_path = dir / "report.json";
+
+  process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "-O" + std::to_string(level),
+                              "--report", report_path.string()});
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Contains("wrote " + out.string()));
+  CHECK(read_bytes(model) == input_bytes);
+  CHECK(folder_entries(dir.path()) == std::vector<std::string>{"default.onnx", "out.onnx", "report.json"});
+
+  const onnx::ModelProto before = read_model_proto(model);
+  const onnx::ModelProto after = read_model_proto(out);
+  CHECK(output_names(after) == output_names(before));
+
+  const json report = json::parse(read_bytes(report_path));
+  const std::string pipeline = level_pipeline_text(level);
+  CHECK(report["pipeline"] == pipeline);
+  check_report_passes(report, pass_names_in(pipeline));
+  CHECK(report["before"]["nodes"].get<int>() == before.graph().node_size());
+  CHECK(report["after"]["nodes"].get<int>() == after.graph().node_size());
+  CHECK(report["output"] == out.string());
+
+  if (level == 0) {
+    CHECK(after.graph().node_size() == before.graph().node_size());
+  } else {
+    // The default model carries exporter debris that every level from -O1 removes.
+    CHECK(after.graph().node_size() < before.graph().node_size());
+    CHECK(count_ops(after, "Identity") == 0);
+    CHECK(count_ops(after, "Dropout") == 0);
+    CHECK(after.graph().initializer_size() < before.graph().initializer_size());
+  }
+}
+
+TEST_CASE("optimize --passes runs exactly the given pipeline", "[cli][optimize]") {
+  scratch dir("optimize_passes");
+  const auto model = save_default_model(dir / "default.onnx");
+  const auto out = dir / "out.onnx";
+  const auto report_path = dir / "report.json";
+
+  SECTION("a flat list runs each pass once, in order") {
+    process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "--passes", "dce,eliminate-identity",
+                                "--report", report_path.string()});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, StartsWith("pipeline: dce,eliminate-identity\n"));
+    const json report = json::parse(read_bytes(report_path));
+    check_report_passes(report, {"dce", "eliminate-identity"});
+    for (const json& p : report["passes"]) CHECK(p["runs"] == 1);
+    const onnx::ModelProto after = read_model_proto(out);
+    CHECK(count_ops(after, "Identity") == 0);
+    CHECK(count_ops(after, "Dropout") == 1);  // not in the pipeline
+  }
+  SECTION("a fixpoint group reports each pass once however often it ran") {
+    process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "--passes",
+                                "fixpoint(eliminate-dropout,dce)", "--report", report_path.string()});
+    REQUIRE(r.exit_code == 0);
+    const json report = json::parse(read_bytes(report_path));
+    check_report_passes(report, {"eliminate-dropout", "dce"});
+    REQUIRE(report["fixpoints"].size() == 1);
+    CHECK(report["fixpoints"][0]["converged"] == true);
+  }
+  SECTION("--disable-pass leaves a pass out of a level's pipeline") {
+    process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "-O1", "--disable-pass",
+                                "eliminate-dropout", "--report", report_path.string()});
+    REQUIRE(r.exit_code == 0);
+    const json report = json::parse(read_bytes(report_path));
+    for (const json& p : report["passes"]) CHECK(p["name"] != "eliminate-dropout");
+    CHECK(count_ops(read_model_proto(out), "Dropout") == 1);
+  }
+  SECTION("-O and --passes together are refused") {
+    process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "-O1", "--passes", "dce"});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+    CHECK(!fs::exists(out));
+  }
+  SECTION("-O out of range is refused") {
+    process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "-O7"});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+    CHECK(!fs::exists(out));
+  }
+}
+
+TEST_CASE("optimize --print-after-change prints the graph after each changing pass", "[cli][optimize]") {
+  scratch dir("print_after_change");
+  const auto model = save_default_model(dir / "default.onnx");
+  const auto out = dir / "out.onnx";
+
+  process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "--passes",
+                              "eliminate-identity,eliminate-identity", "--print-after-change"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("----- after eliminate-identity") && Contains("graph inferopt_default_cnn (%image"));
+  // The second run changes nothing, so the graph is printed once.
+  const auto first = r.out.find("----- after");
+  REQUIRE(first != std::string::npos);
+  CHECK(r.out.find("----- after", first + 1) == std::string::npos);
+
+  process_result quiet = run_cli({"optimize", model.string(), "-o", out.string(), "--passes", "eliminate-identity"});
+  REQUIRE(quiet.exit_code == 0);
+  CHECK(quiet.out.find("----- after") == std::string::npos);
+}
+
+TEST_CASE("optimize --verify-each gives the same model as a run without it", "[cli][optimize]") {
+  scratch dir("verify_each");
+  const auto model = save_default_model(dir / "default.onnx");
+  process_result checked = run_cli({"optimize", model.string(), "-o", (dir / "a.onnx").string(), "-O3", "--verify-each"});
+  CAPTURE(checked.err);
+  REQUIRE(checked.exit_code == 0);
+  process_result plain = run_cli({"optimize", model.string(), "-o", (dir / "b.onnx").string(), "-O3"});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(read_bytes(dir / "a.onnx") == read_bytes(dir / "b.onnx"));
+}
+
+TEST_CASE("optimize --external-data-threshold writes weights beside the model", "[cli][optimize]") {
+  scratch dir("external_data");
+  const auto model = save_default_model(dir / "default.onnx");
+  const auto out = dir / "out.onnx";
+  process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "--external-data-threshold", "1024"});
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(fs::exists(dir / "out.onnx.data"));
+  CHECK(fs::file_size(dir / "out.onnx.data") > 0);
+  CHECK(folder_entries(dir.path()) == std::vector<std::string>{"default.onnx", "out.onnx", "out.onnx.data"});
+
+  process_result back = run_cli({"inspect", out.string(), "--json"});
+  REQUIRE(back.exit_code == 0);
+  const json j = json::parse(back.out);
+  CHECK(j["params"].get<std::int64_t>() > 0);
+}
+
+TEST_CASE("an unknown pass name is an error that suggests the nearest names", "[cli][optimize]") {
+  scratch dir("unknown_pass");
+  const auto model = save_default_model(dir / "default.onnx");
+  const auto out = dir / "out.onnx";
+
+  SECTION("in --passes") {
+    process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "--passes", "dec"});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+    CHECK_THAT(r.err, Contains("unknown pass 'dec'") && Contains("'dce'"));
+  }
+  SECTION("inside a fixpoint group") {
+    process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "--passes", "fixpoint(dce,eliminate-identiy)"});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+    CHECK_THAT(r.err, Contains("unknown pass 'eliminate-identiy'") && Contains("'eliminate-identity'"));
+  }
+  SECTION("with several close names, all of them") {
+    process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "--passes", "eliminate"});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+    CHECK_THAT(r.err, Contains("'eliminate-identity'") && Contains("'eliminate-dropout'"));
+  }
+  SECTION("in --disable-pass") {
+    process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "--disable-pass", "dec"});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+    CHECK_THAT(r.err, Contains("unknown pass 'dec'") && Contains("'dce'"));
+  }
+  SECTION("a malformed pipeline text") {
+    process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "--passes", "fixpoint(dce"});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+  }
+  CHECK(folder_entries(dir.path()) == std::vector<std::string>{"default.onnx"});
+}
+
+TEST_CASE("an unwritable output path is one error line and exit code 2", "[cli][optimize]") {
+  scratch dir("unwritable");
+  const auto model = save_default_model(dir / "default.onnx");
+  const std::string input_bytes = read_bytes(model);
+  const std::string out = GENERATE(std::string("/proc/forbidden/out.onnx"), std::string("/nonexistent-dir/x/out.onnx"),
+                                   std::string("no-such-subdir/out.onnx"));
+  const std::string target = out.front() == '/' ? out : (dir.path() / out).string();
+  CAPTURE(target);
+
+  process_result r = run_cli({"optimize", model.string(), "-o", target, "--report", (dir / "r.json").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(is_one_error_line(r.err));
+  CHECK_THAT(r.err, Contains(target));
+  CHECK(r.out.empty());
+  CHECK(read_bytes(model) == input_bytes);
+  CHECK(folder_entries(dir.path()) == std::vector<std::string>{"default.onnx"});
+}
+
+TEST_CASE("an unwritable report path fails before the model is written", "[cli][optimize]") {
+  scratch dir("unwritable_report");
+  const auto model = save_default_model(dir / "default.onnx");
+  const auto report_path = dir / "missing" / "r.json";
+  process_result r =
+      run_cli({"optimize", model.string(), "-o", (dir / "out.onnx").string(), "--report", report_path.string()});
+  CHECK(r.exit_code == 2);
+  CHECK(is_one_error_line(r.err));
+  CHECK_THAT(r.err, Contains(report_path.string()));
+  CHECK(r.out.empty());
+  CHECK(folder_entries(dir.path()) == std::vector<std::string>{"default.onnx"});
+}
+
+TEST_CASE("optimize refuses to overwrite its input unless --in-place is given", "[cli][optimize]") {
+  scratch dir("in_place");
+  const auto model = save_default_model(dir / "model.onnx");
+  const std::string input_bytes = read_bytes(model);
+
+  SECTION("the same path is refused and the input is untouched") {
+    const std::string out = GENERATE(as<std::string>{}, "model.onnx", "./model.onnx", "sub/../model.onnx");
+    fs::create_directories(dir / "sub");
+    CAPTURE(out);
+    process_result r = run_cli({"optimize", model.string(), "-o", (dir.path() / out).string()});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+    CHECK_THAT(r.err, Contains("--in-place"));
+    CHECK(read_bytes(model) == input_bytes);
+    CHECK(folder_entries(dir.path()) == std::vector<std::string>{"model.onnx", "sub"});
+  }
+  SECTION("a hard link to the input is the same file") {
+    fs::create_hard_link(model, dir / "alias.onnx");
+    process_result r = run_cli({"optimize", model.string(), "-o", (dir / "alias.onnx").string()});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("--in-place"));
+    CHECK(read_bytes(model) == input_bytes);
+  }
+  SECTION("with --in-place the input is replaced by the optimized model") {
+    process_result r = run_cli({"optimize", model.string(), "-o", model.string(), "--in-place", "-O1"});
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string now = read_bytes(model);
+    CHECK(now != input_bytes);
+    onnx::ModelProto before;
+    REQUIRE(before.ParseFromString(input_bytes));
+    const onnx::ModelProto after = read_model_proto(model);
+    CHECK(after.graph().node_size() < before.graph().node_size());
+    CHECK(folder_entries(dir.path()) == std::vector<std::string>{"model.onnx"});
+  }
+}
+
+TEST_CASE("optimize -O1 on every light model succeeds with one report entry per pass", "[cli][optimize][light]") {
+  auto models = light_models_dir();
+  if (!models) {
+    WARN("../shared/models/onnx-light is absent; skipped");
+    return;
+  }
+  const std::string pipeline = level_pipeline_text(1);
+  scratch dir("light");
+  int count = 0;
+  for (const auto& e : fs::directory_iterator(*models)) {
+    if (e.path().extension() != ".onnx") continue;
+    ++count;
+    CAPTURE(e.path().filename().string());
+    const auto out = dir / e.path().filename().string();
+    const auto report_path = dir / (e.path().stem().string() + ".json");
+    process_result r =
+        run_cli({"optimize", e.path().string(), "-o", out.string(), "-O1", "--report", report_path.string()});
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    check_report_passes(json::parse(read_bytes(report_path)), pass_names_in(pipeline));
+    CHECK(output_names(read_model_proto(out)) == output_names(read_model_proto(e.path())));
+  }
+  CHECK(count == 9);
+}
