@@ -35,6 +35,14 @@ void kernel_context::fail(const std::string& what) const {
   throw error(errc::invalid_argument, "node " + node_.describe() + ": " + what);
 }
 
+void kernel_context::unsupported(const std::string& what) const {
+  throw error(errc::unsupported, "node " + node_.describe() + ": " + what);
+}
+
+void kernel_build_info::unsupported(const std::string& what) const {
+  throw error(errc::unsupported, "node " + node.describe() + ": " + what);
+}
+
 void kernel_build_info::fail(const std::string& what) const {
   throw error(errc::invalid_model, "node " + node.describe() + ": " + what);
 }

@@ -45,6 +45,8 @@ class kernel_context {
   [[nodiscard]] const ir::node& node() const noexcept { return node_; }
   /// Throws `errc::invalid_argument` with the node in the message: `node 'x' (Op): what`.
   [[noreturn]] void fail(const std::string& what) const;
+  /// Throws `errc::unsupported` naming the node: a valid input this kernel does not handle.
+  [[noreturn]] void unsupported(const std::string& what) const;
 
  private:
   const ir::node& node_;
@@ -64,8 +66,10 @@ class kernel {
 struct kernel_build_info {
   const ir::node& node;
   std::int64_t opset;
-  /// Throws `errc::invalid_model` naming the node.
+  /// Throws `errc::invalid_model` naming the node (an attribute the spec does not allow).
   [[noreturn]] void fail(const std::string& what) const;
+  /// Throws `errc::unsupported` naming the node (valid, but not implemented here).
+  [[noreturn]] void unsupported(const std::string& what) const;
 };
 
 using kernel_factory = std::function<std::unique_ptr<kernel>(const kernel_build_info&)>;
