@@ -23,6 +23,9 @@ struct command {
 command add_inspect(CLI::App& app);
 command add_optimize(CLI::App& app);
 command add_passes(CLI::App& app);
+command add_run(CLI::App& app);
+command add_bench(CLI::App& app);
+command add_compare(CLI::App& app);
 
 /// Loads a model and checks its structure; errors name the file.
 ir::model load_checked(const std::filesystem::path& path);

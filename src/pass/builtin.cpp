@@ -4,6 +4,7 @@
 #include "inferopt/pass/cleanup/eliminate_dropout.hpp"
 #include "inferopt/pass/cleanup/eliminate_identity.hpp"
 #include "inferopt/pass/cleanup/remove_unused.hpp"
+#include "inferopt/pass/fold_constants.hpp"
 
 namespace inferopt {
 
@@ -12,10 +13,11 @@ void register_cleanup_passes(pass_registry& registry) {
   registry.add<remove_unused>();
   registry.add<eliminate_identity>();
   registry.add<eliminate_dropout>();
+  registry.add<fold_constants>();
 }
 
 void register_levels(pass_registry& registry) {
-  const std::string cleanups = "fixpoint(eliminate-identity,eliminate-dropout,dce,remove-unused)";
+  const std::string cleanups = "fixpoint(fold-constants,eliminate-identity,eliminate-dropout,dce,remove-unused)";
   registry.add_pipeline("O0", "", "no optimization");
   registry.add_pipeline("O1", cleanups, "cleanups to a fixpoint; standard ONNX only");
   registry.add_pipeline("O2", cleanups, "O1 plus default-domain fusions");

@@ -1,6 +1,19 @@
 #include "inferopt/pass/detail/bypass.hpp"
 
 namespace inferopt::detail {
+namespace {
+
+/// Whether a subgraph nested in `g` defines `name` (taking it would shadow that value).
+bool defined_below(const ir::graph& g, const std::string& name) {
+  for (ir::node* n : g.nodes()) {
+    for (ir::graph* sub : n->subgraphs()) {
+      if (sub->find_value(name) || defined_below(*sub, name)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 bypass_result bypass(ir::graph& g, ir::node* n, std::size_t in_index, std::size_t out_index) {
   ir::value* in = n->input(in_index);
@@ -11,10 +24,13 @@ bypass_result bypass(ir::graph& g, ir::node* n, std::size_t in_index, std::size_
     g.erase(n);
     return bypass_result::removed;
   }
-  const bool can_take_name = in->owner() == &g && in->origin() == ir::value_origin::node_output &&
-                             !in->is_graph_output();
-  if (!can_take_name) return bypass_result::output_name_conflict;
   const std::string name = out->name();
+  // Every check `graph::rename` makes, made before any edit: a declined bypass leaves the
+  // graph as it was (only `out` itself may hold the name in this graph).
+  const bool can_take_name = in->owner() == &g && in->origin() == ir::value_origin::node_output &&
+                             !in->is_graph_output() && !(g.parent() && g.parent()->resolve(name)) &&
+                             !defined_below(g, name);
+  if (!can_take_name) return bypass_result::output_name_conflict;
   if (!in->type() && out->type()) in->set_type(out->type());
   g.replace_all_uses(out, in);
   g.erase(n);

@@ -17,11 +17,17 @@ tensor& kernel_context::allocate_output(std::size_t i, data_type type, const sha
   if (i >= outputs_.size()) fail("has no output " + std::to_string(i));
   tensor& slot = outputs_[i];
   if (slot.try_reuse(type, shape)) return slot;
-  if (pool_) {
-    if (!slot.empty()) pool_->give(std::move(slot));
-    slot = pool_->take(type, shape);
-  } else {
-    slot = tensor(type, shape);
+  // A shape computed from data can be negative, overflow or be absurdly large; the tensor
+  // refuses it, and the message must say which node asked.
+  try {
+    if (pool_) {
+      if (!slot.empty()) pool_->give(std::move(slot));
+      slot = pool_->take(type, shape);
+    } else {
+      slot = tensor(type, shape);
+    }
+  } catch (const error& e) {
+    throw error(e.code(), "node " + node_.describe() + ": " + e.what());
   }
   return slot;
 }

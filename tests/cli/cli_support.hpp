@@ -4,10 +4,11 @@
 // checks every failing command must pass.
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

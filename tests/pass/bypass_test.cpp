@@ -93,6 +93,41 @@ TEST_CASE("bypass declines when a subgraph output would rename an outer value", 
   CHECK(test::bytes_of(m) == before);
 }
 
+TEST_CASE("bypass declines, before editing, when a subgraph already uses the output's name", "[pass][bypass]") {
+  // ONNX lets a branch define a name that the enclosing graph only defines after the If
+  // node (it is not visible there yet). Renaming the Identity's input to that name would
+  // shadow it, so the graph must stay exactly as it was, with no exception.
+  ir::model m = ir::make_model("g");
+  ir::graph& g = m.graph();
+  ir::value* cond = g.add_input("cond", ir::value_type{true, ir::data_type::boolean, ir::shape{}});
+  ir::value* x = g.add_input("x", test::float_type({4}));
+  ir::node* relu = test::add_op(g, "Relu", {x}, "relu");
+  std::vector<ir::attribute> attrs;
+  attrs.push_back(test::graph_attribute("then_branch", std::make_unique<ir::graph>("then")));
+  attrs.push_back(test::graph_attribute("else_branch", std::make_unique<ir::graph>("else")));
+  ir::node* n = g.add_node(ir::node_spec{"If", {cond}, {"if_out"}, std::move(attrs), "if", {}});
+  for (ir::graph* branch : n->subgraphs()) {
+    ir::node* neg = test::add_op(*branch, "Neg", {relu->output(0)}, branch->name() + "_neg", {"y"});
+    branch->add_output(neg->output(0));
+  }
+  ir::node* id = test::add_op(g, "Identity", {relu->output(0)}, "id", {"y"});
+  g.add_output(n->output(0));
+  g.add_output(id->output(0));
+  for (ir::value* v : {relu->output(0), id->output(0), n->output(0), n->subgraphs()[0]->outputs()[0],
+                       n->subgraphs()[1]->outputs()[0]}) {
+    v->set_type(test::float_type({4}));
+  }
+  REQUIRE(ir::find_problems(g).empty());
+  CHECK_NOTHROW(ir::check_with_onnx(m));  // a valid model for ONNX's checker too
+  const std::string before = test::bytes_of(m);
+
+  bypass_result result = bypass_result::removed;
+  CHECK_NOTHROW(result = bypass(g, id));
+  CHECK(result == bypass_result::output_name_conflict);
+  CHECK_FALSE(id->is_dead());
+  CHECK(test::bytes_of(m) == before);
+}
+
 TEST_CASE("bypass can forward an input other than the first", "[pass][bypass]") {
   ir::model m = ir::make_model("g");
   ir::graph& g = m.graph();

@@ -138,6 +138,50 @@ TEST_CASE("eliminate-identity declines an Identity between two graph outputs", "
   require_declined(c.m);
 }
 
+TEST_CASE("eliminate-identity keeps the second of two Identity outputs of one value", "[pass][eliminate-identity]") {
+  // Once the first Identity is gone its input is a graph output, which cannot take a second
+  // name: the second Identity must stay.
+  chain c = relu_chain();
+  ir::graph& g = c.m.graph();
+  ir::node* id1 = test::add_op(g, "Identity", {c.relu->output(0)}, "id1", {"y1"});
+  ir::node* id2 = test::add_op(g, "Identity", {c.relu->output(0)}, "id2", {"y2"});
+  g.add_output(id1->output(0));
+  g.add_output(id2->output(0));
+
+  pass_record r = run(c.m);
+  CHECK(r.rewrites == 1);
+  CHECK(r.counters.at("declined-output-name") == 1);
+  CHECK(test::output_names(g) == std::vector<std::string>{"y1", "y2"});
+  CHECK(g.outputs()[0]->producer() == c.relu);
+  CHECK(g.outputs()[1]->producer() == id2);
+  CHECK(id2->input(0) == g.outputs()[0]);
+
+  const std::string once = test::bytes_of(c.m);
+  CHECK_FALSE(run(c.m).changed);
+  CHECK(test::bytes_of(c.m) == once);
+}
+
+TEST_CASE("eliminate-identity declines an output Identity whose name a subgraph already defines",
+          "[pass][eliminate-identity]") {
+  // The If's branches define their own `y`, legal because the outer `y` is only defined after
+  // the If node. Renaming relu_out to `y` would shadow it: the pass must decline, not fail.
+  chain c = relu_chain();
+  ir::graph& g = c.m.graph();
+  ir::value* cond = g.add_input("cond", ir::value_type{true, ir::data_type::boolean, ir::shape{}});
+  std::vector<ir::attribute> attrs;
+  attrs.push_back(test::graph_attribute("then_branch", std::make_unique<ir::graph>("then")));
+  attrs.push_back(test::graph_attribute("else_branch", std::make_unique<ir::graph>("else")));
+  ir::node* n = g.add_node(ir::node_spec{"If", {cond}, {"if_out"}, std::move(attrs), "if", {}});
+  for (ir::graph* branch : n->subgraphs()) {
+    ir::node* neg = test::add_op(*branch, "Neg", {c.relu->output(0)}, branch->name() + "_neg", {"y"});
+    branch->add_output(neg->output(0));
+  }
+  ir::node* id = test::add_op(g, "Identity", {c.relu->output(0)}, "id", {"y"});
+  g.add_output(n->output(0));
+  g.add_output(id->output(0));
+  require_declined(c.m);
+}
+
 TEST_CASE("eliminate-identity declines an Identity that is not the default-domain operator",
           "[pass][eliminate-identity]") {
   chain c = relu_chain();

@@ -3,6 +3,8 @@
 
 #include "inferopt/pass/pipeline.hpp"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "pass/pass_test_util.hpp"
@@ -258,12 +260,15 @@ TEST_CASE("level_pipeline gives the pipelines registered for -O0 to -O3", "[pass
     pipeline p = level_pipeline(0, reg);
     CHECK(p.steps.empty());
   }
-  SECTION("-O1 is the cleanups to a fixpoint") {
+  SECTION("-O1 runs the cleanups to a fixpoint") {
     pipeline p = level_pipeline(1, reg);
     REQUIRE(p.steps.size() == 1);
     REQUIRE(p.steps[0].is_fixpoint());
-    CHECK(names_of(p.steps[0].group) ==
-          std::vector<std::string>{"eliminate-identity", "eliminate-dropout", "dce", "remove-unused"});
+    const std::vector<std::string> members = names_of(p.steps[0].group);
+    for (const char* cleanup : {"eliminate-identity", "eliminate-dropout", "dce", "remove-unused"}) {
+      CAPTURE(cleanup);
+      CHECK(std::count(members.begin(), members.end(), cleanup) == 1);
+    }
   }
   SECTION("every level prints as its registered text") {
     const int level = GENERATE(0, 1, 2, 3);
@@ -275,7 +280,13 @@ TEST_CASE("level_pipeline gives the pipelines registered for -O0 to -O3", "[pass
   SECTION("disabled passes apply to levels too") {
     pipeline_parse_options options;
     options.disabled = {"dce", "remove-unused"};
-    CHECK(level_pipeline(1, reg, options).to_string() == "fixpoint(eliminate-identity,eliminate-dropout)");
+    pipeline full = level_pipeline(1, reg);
+    pipeline p = level_pipeline(1, reg, options);
+    REQUIRE(p.steps.size() == 1);
+    const std::vector<std::string> members = names_of(p.steps[0].group);
+    CHECK(std::count(members.begin(), members.end(), "dce") == 0);
+    CHECK(std::count(members.begin(), members.end(), "remove-unused") == 0);
+    CHECK(p.pass_count() == full.pass_count() - 2);
   }
 }
 

@@ -15,7 +15,8 @@ enum class bypass_result {
 /// Replaces every use of `n`'s output `out_index` by its input `in_index` and erases `n`.
 /// When the output is a graph output, the input takes over the output's name so graph
 /// outputs keep their names; that is impossible (and declined) when the input is a graph
-/// input, an initializer, another graph output or a value of an enclosing graph.
+/// input, an initializer, another graph output or a value of an enclosing graph, or when an
+/// enclosing or nested graph already defines the name. A declined bypass edits nothing.
 /// Other outputs of `n` must be unused.
 bypass_result bypass(ir::graph& g, ir::node* n, std::size_t in_index = 0, std::size_t out_index = 0);
 

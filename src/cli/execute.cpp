@@ -1,0 +1,230 @@
+// `inferopt run`, `inferopt bench` and `inferopt compare`: the executor from the command line.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <unistd.h>
+
+#include "commands.hpp"
+#include "inferopt/runtime/compare.hpp"
+#include "inferopt/runtime/inputs.hpp"
+#include "inferopt/runtime/session.hpp"
+
+namespace inferopt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Where feeds come from; random with seed 0 when nothing is given.
+struct input_options {
+  std::vector<std::string> files;  // NAME=FILE.pb
+  std::string dir;
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+
+  void add_to(CLI::App* sub) {
+    sub->add_option("--input", files, "NAME=FILE.pb: a TensorProto file for one input (repeatable)");
+    sub->add_option("--input-dir", dir, "A folder with input_0.pb, input_1.pb, ...");
+    sub->add_option("--random-inputs", seed, "Seeded random inputs (the default, seed 0)")
+        ->each([this](const std::string&) { seed_given = true; });
+  }
+
+  runtime::tensor_map gather(const runtime::session& s) const {
+    if (seed_given && (!dir.empty() || !files.empty())) {
+      throw error(errc::invalid_argument, "give --random-inputs or input files, not both");
+    }
+    runtime::tensor_map feeds = dir.empty() ? runtime::tensor_map{} : runtime::inputs_from_dir(s, dir);
+    for (const std::string& spec : files) {
+      auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0) throw error(errc::invalid_argument, "--input expects NAME=FILE.pb, got '" + spec + "'");
+      feeds[spec.substr(0, eq)] = runtime::read_tensor_file(spec.substr(eq + 1));
+    }
+    if (dir.empty() && files.empty()) feeds = runtime::random_inputs(s, seed);
+    return feeds;
+  }
+};
+
+double checksum(const runtime::tensor& t) {
+  double sum = 0.0;
+  if (t.dtype() == ir::data_type::float32 || t.dtype() == ir::data_type::float64 || t.dtype() == ir::data_type::float16) {
+    for (float v : t.to_float()) sum += v;
+  } else {
+    for (std::int64_t v : t.to_int64()) sum += static_cast<double>(v);
+  }
+  return sum;
+}
+
+int run_model(const std::string& path, const input_options& in, const std::string& output_dir, int threads) {
+  ir::model m = load_checked(path);
+  runtime::session s(m, runtime::session_options{.threads = threads});
+  const runtime::tensor_map outputs = s.run(in.gather(s));
+  if (!output_dir.empty()) fs::create_directories(output_dir);
+  for (std::size_t k = 0; k < s.outputs().size(); ++k) {
+    const auto& name = s.outputs()[k].name;
+    const runtime::tensor& t = outputs.at(name);
+    std::cout << name << "  " << ir::to_string(t.dtype()) << runtime::to_string(t.shape()) << "  sum="
+              << std::setprecision(9) << checksum(t) << "\n";
+    if (!output_dir.empty()) {
+      runtime::write_tensor_file((fs::path(output_dir) / ("output_" + std::to_string(k) + ".pb")).string(), t, name);
+    }
+  }
+  return 0;
+}
+
+double percentile(std::vector<double> sorted, double p) {
+  if (sorted.empty()) return 0.0;
+  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
+}
+
+void progress(int done, int total) {
+  if (!::isatty(STDERR_FILENO)) return;
+  const int width = 30;
+  const int filled = total ? done * width / total : width;
+  std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '#') << std::string(static_cast<std::size_t>(width - filled), ' ')
+            << "] " << done << "/" << total << std::flush;
+  if (done == total) std::cerr << "\r" << std::string(width + 20, ' ') << "\r";
+}
+
+struct bench_options {
+  std::string model;
+  input_options inputs;
+  int warmup = 5;
+  int iters = 50;
+  int threads = 0;
+  bool json = false;
+  bool profile = false;
+};
+
+int bench_model(const bench_options& o) {
+  if (o.iters < 1 || o.warmup < 0) throw error(errc::invalid_argument, "--iters must be >= 1 and --warmup >= 0");
+  ir::model m = load_checked(o.model);
+  runtime::session s(m, runtime::session_options{.threads = o.threads});
+  s.set_profiling(o.profile);
+  const runtime::tensor_map feeds = o.inputs.gather(s);
+  for (int k = 0; k < o.warmup; ++k) (void)s.run(feeds);
+  std::vector<double> ms;
+  std::map<std::string, double> profile;
+  for (int k = 0; k < o.iters; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    (void)s.run(feeds);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    for (const auto& [op, t] : s.profile()) profile[op] += t / o.iters;
+    progress(k + 1, o.iters);
+  }
+  std::sort(ms.begin(), ms.end());
+  double total = 0.0;
+  for (double v : ms) total += v;
+  nlohmann::json j = {{"min_ms", ms.front()},
+                      {"p50_ms", percentile(ms, 50)},
+                      {"p90_ms", percentile(ms, 90)},
+                      {"p99_ms", percentile(ms, 99)},
+                      {"max_ms", ms.back()},
+                      {"mean_ms", total / static_cast<double>(ms.size())},
+                      {"throughput_per_s", 1000.0 * static_cast<double>(ms.size()) / total},
+                      {"iterations", o.iters},
+                      {"threads", s.threads()}};
+  if (o.profile) j["profile_ms"] = profile;
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << std::fixed << std::setprecision(3) << "latency ms: min " << ms.front() << "  p50 " << percentile(ms, 50)
+            << "  p90 " << percentile(ms, 90) << "  p99 " << percentile(ms, 99) << "  max " << ms.back() << "\n"
+            << "throughput: " << std::setprecision(1) << j["throughput_per_s"].get<double>() << " runs/s ("
+            << s.threads() << " threads, " << o.iters << " iterations)\n";
+  if (o.profile) {
+    std::vector<std::pair<double, std::string>> rows;
+    double sum = 0.0;
+    for (const auto& [op, t] : profile) {
+      rows.emplace_back(t, op);
+      sum += t;
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::cout << "time per op type (ms per run):\n";
+    for (const auto& [t, op] : rows) {
+      std::cout << "  " << std::left << std::setw(24) << op << std::right << std::setw(10) << std::setprecision(3) << t
+                << std::setw(8) << std::setprecision(1) << (sum > 0 ? 100.0 * t / sum : 0.0) << "%\n";
+    }
+  }
+  return 0;
+}
+
+struct compare_options {
+  std::string a;
+  std::string b;
+  input_options inputs;
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  int threads = 0;
+};
+
+int compare_models(const compare_options& o) {
+  ir::model ma = load_checked(o.a);
+  ir::model mb = load_checked(o.b);
+  runtime::session sa(ma, runtime::session_options{.threads = o.threads});
+  runtime::session sb(mb, runtime::session_options{.threads = o.threads});
+  const runtime::tensor_map feeds = o.inputs.gather(sa);
+  const auto diffs = runtime::compare_outputs(sa, sa.run(feeds), sb, sb.run(feeds), o.rtol, o.atol);
+  bool ok = true;
+  std::cout << std::left << std::setw(28) << "output" << std::right << std::setw(14) << "max abs" << std::setw(14)
+            << "max rel" << "  verdict\n";
+  for (const auto& d : diffs) {
+    ok = ok && d.within;
+    std::cout << std::left << std::setw(28) << d.name << std::right << std::scientific << std::setprecision(3)
+              << std::setw(14) << d.max_abs << std::setw(14) << d.max_rel << "  "
+              << (d.problem.empty() ? (d.within ? "ok" : "OVER TOLERANCE") : d.problem) << "\n";
+  }
+  std::cout << (ok ? "outputs match" : "outputs differ") << " (rtol " << o.rtol << ", atol " << o.atol << ")\n";
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+command add_run(CLI::App& app) {
+  auto* sub = app.add_subcommand("run", "Run a model with the reference executor; print output shapes and checksums");
+  struct state {
+    std::string model;
+    input_options inputs;
+    std::string output_dir;
+    int threads = 0;
+  };
+  auto st = std::make_shared<state>();
+  sub->add_option("model", st->model, "ONNX model")->required();
+  st->inputs.add_to(sub);
+  sub->add_option("--output-dir", st->output_dir, "Save outputs as output_K.pb TensorProto files");
+  sub->add_option("--threads", st->threads, "Threads (default: all cores)");
+  return {sub, [st] { return run_model(st->model, st->inputs, st->output_dir, st->threads); }};
+}
+
+command add_bench(CLI::App& app) {
+  auto* sub = app.add_subcommand("bench", "Measure latency percentiles and throughput of a model");
+  auto o = std::make_shared<bench_options>();
+  sub->add_option("model", o->model, "ONNX model")->required();
+  o->inputs.add_to(sub);
+  sub->add_option("--warmup", o->warmup, "Untimed runs first (default 5)");
+  sub->add_option("--iters", o->iters, "Timed runs (default 50)");
+  sub->add_option("--threads", o->threads, "Threads (default: all cores)");
+  sub->add_flag("--json", o->json, "Print one JSON object");
+  sub->add_flag("--profile", o->profile, "Also report time per op type");
+  return {sub, [o] { return bench_model(*o); }};
+}
+
+command add_compare(CLI::App& app) {
+  auto* sub = app.add_subcommand("compare", "Run two models on the same inputs and compare their outputs (exit 1 when over tolerance)");
+  auto o = std::make_shared<compare_options>();
+  sub->add_option("a", o->a, "Reference model")->required();
+  sub->add_option("b", o->b, "Model to check")->required();
+  o->inputs.add_to(sub);
+  sub->add_option("--rtol", o->rtol, "Relative tolerance (default 1e-4)");
+  sub->add_option("--atol", o->atol, "Absolute tolerance (default 1e-5)");
+  sub->add_option("--threads", o->threads, "Threads (default: all cores)");
+  return {sub, [o] { return compare_models(*o); }};
+}
+
+}  // namespace inferopt::cli

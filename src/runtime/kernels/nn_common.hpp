@@ -1,0 +1,82 @@
+#pragma once
+// Pieces shared by the nn kernel files (private to src/runtime/kernels): the sliding-window
+// attributes of Conv, ConvTranspose and the pools, parsed and validated once at build time and
+// resolved against the input shape at run time, plus thread-local scratch buffers.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "inferopt/runtime/detail/kernel_util.hpp"
+#include "inferopt/runtime/kernel.hpp"
+
+namespace inferopt::runtime::nn {
+
+using dims = std::vector<std::int64_t>;
+
+enum class auto_pad { notset, same_upper, same_lower, valid };
+
+/// Window attributes as written on the node. Empty vectors mean "not given" (their defaults
+/// depend on the spatial rank, known only once the input arrives).
+struct window_attrs {
+  dims kernel_shape;
+  dims strides;
+  dims dilations;
+  dims pads;  // [begin..., end...]
+  auto_pad pad_mode = auto_pad::notset;
+  bool ceil_mode = false;
+};
+
+/// Reads kernel_shape, strides, dilations, pads, auto_pad (and ceil_mode when `with_ceil`).
+/// @throws via info.fail for non-positive strides, dilations or kernel dims, negative pads,
+///         an odd pads count, mismatched lengths or an unknown auto_pad.
+window_attrs parse_window_attrs(const kernel_build_info& info, bool with_ceil, bool with_dilations = true);
+
+/// A window resolved against one input: per spatial dim.
+struct window_geometry {
+  dims in, kernel, stride, dilation, pad_begin, pad_end, out;
+  [[nodiscard]] std::size_t rank() const noexcept { return in.size(); }
+  [[nodiscard]] std::int64_t in_size() const { return detail::product(in); }
+  [[nodiscard]] std::int64_t out_size() const { return detail::product(out); }
+  [[nodiscard]] std::int64_t kernel_size() const { return detail::product(kernel); }
+};
+
+/// Resolves the attributes for the spatial dims `in` and window `kernel` (Conv takes the
+/// kernel from its weights; pools from kernel_shape). Output size per dim:
+/// floor (or ceil with ceil_mode) of (in + pads - dilation*(k-1) - 1) / stride + 1, with a
+/// ceil-mode window that would start past the input and its begin padding dropped (as
+/// PyTorch and onnxruntime do); SAME_* gives ceil(in / stride) and VALID
+/// floor((in - dilation*(k-1) - 1) / stride) + 1.
+/// @throws via ctx.fail when attribute lengths disagree with the input rank or an output dim
+///         would be empty.
+window_geometry resolve_window(const kernel_context& ctx, const window_attrs& a, const dims& in, const dims& kernel);
+
+/// "[2,3]"-style text for messages.
+std::string dims_text(const dims& d);
+
+/// A per-thread, grow-only buffer of at least `count` elements; `slot` separates buffers a
+/// kernel needs at the same time. Valid until the same thread asks for the same slot again.
+template <class T>
+T* scratch(std::size_t count, int slot = 0) {
+  thread_local std::vector<T> buffers[2];
+  std::vector<T>& b = buffers[slot & 1];
+  if (b.size() < count) {
+    b.clear();
+    b.shrink_to_fit();
+    b.resize(count);
+  }
+  return b.data();
+}
+
+/// A per-thread, grow-only, 64-byte aligned float buffer of at least `count` elements (for
+/// packed GEMM operands). Valid until the same thread asks again.
+float* aligned_scratch(std::size_t count);
+
+// One registration function per nn file (nn.cpp calls them from register_nn_kernels).
+void register_conv_kernels(kernel_registry& r);
+void register_matmul_kernels(kernel_registry& r);
+void register_pool_kernels(kernel_registry& r);
+void register_norm_kernels(kernel_registry& r);
+void register_softmax_kernels(kernel_registry& r);
+
+}  // namespace inferopt::runtime::nn

@@ -1,0 +1,580 @@
+// Conv and ConvTranspose (float32 and float64), N-d with groups, strides, dilations, pads and
+// auto_pad.
+//
+// Strategy, per image n and group g (weights stay in ONNX's [M, C/g, k...] layout, which is
+// already the row-major left operand the GEMM wants, so nothing is copied at build time; Eigen
+// packs panels itself inside each product):
+//   - 1x1 windows with stride 1 and no padding: Y_g = W_g * X_g straight from the input.
+//   - one input channel per group with 1 or 2 spatial dims (depthwise): a direct loop over
+//     the window that the compiler vectorizes along the output row; no GEMM.
+//   - otherwise im2col: col[C/g * k, out] gathered from X_g, then Y_g = W_g * col.
+// The bias is written into Y_g before the product and the product accumulates onto it, so
+// the bias costs no extra pass. Small per-group products (grouped convs, batches) run in
+// parallel over (n, g) with one thread each; large ones run one at a time with the GEMM and
+// the gather parallel inside.
+// ConvTranspose is the adjoint: col[M/g * k, in] = W_g^T * X_g, then col2im adds col into Y_g.
+// Error bound: that of nn::gemm with k = C/g * prod(kernel) (float32 dot products).
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+#include <type_traits>
+
+#include "inferopt/ir/value.hpp"
+#include "inferopt/runtime/detail/kernel_util.hpp"
+#include "nn_common.hpp"
+#include "nn_gemm.hpp"
+
+namespace inferopt::runtime::nn {
+
+namespace {
+
+// Work below which a product runs on one thread (and independent products run side by side).
+constexpr std::int64_t small_gemm_flops = std::int64_t{1} << 22;
+// Spatial ranks the packed (float) path handles; higher ones take the im2col + gemm path.
+constexpr std::size_t max_packed_rank = 8;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+/// Output positions o in [0, count) whose input position o*stride + offset lies in [0, limit).
+struct valid_range {
+  std::int64_t lo, hi;
+};
+valid_range range_of(std::int64_t offset, std::int64_t stride, std::int64_t limit, std::int64_t count) {
+  std::int64_t lo = offset >= 0 ? 0 : ceil_div(-offset, stride);
+  std::int64_t hi = limit - offset <= 0 ? 0 : ceil_div(limit - offset, stride);
+  lo = std::min(lo, count);
+  hi = std::clamp(hi, lo, count);
+  return {lo, hi};
+}
+
+/// Splits row r of the column matrix into its channel and its kernel offsets.
+void kernel_offsets(std::int64_t r, const window_geometry& g, std::int64_t& channel, std::int64_t* k) {
+  const std::int64_t ks = g.kernel_size();
+  channel = r / ks;
+  std::int64_t rem = r % ks;
+  for (std::size_t d = g.rank(); d-- > 0;) {
+    k[d] = rem % g.kernel[d];
+    rem /= g.kernel[d];
+  }
+}
+
+/// Input offset of output row `o` (all spatial dims but the last) for kernel offsets `k`,
+/// or -1 when that row lies in the padding.
+inline std::int64_t row_base(std::int64_t o, const window_geometry& g, const std::int64_t* k) {
+  std::int64_t base = 0;
+  std::int64_t stride = g.in.back();
+  for (std::size_t d = g.rank() - 1; d-- > 0;) {
+    const std::int64_t od = o % g.out[d];
+    o /= g.out[d];
+    const std::int64_t id = od * g.stride[d] - g.pad_begin[d] + k[d] * g.dilation[d];
+    if (id < 0 || id >= g.in[d]) return -1;
+    base += id * stride;
+    stride *= g.in[d];
+  }
+  return base;
+}
+
+/// col[channels * k, out] from x[channels, in] (zeros where the window reads padding).
+template <class T>
+void im2col(const T* x, std::int64_t channels, const window_geometry& g, T* col, int threads) {
+  const std::int64_t ks = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
+  const std::int64_t ow = g.out.back(), iw = g.in.back(), sw = g.stride.back();
+  const std::int64_t rows_of_out = out_size / ow;
+  const std::int64_t grain = std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(out_size, 1));
+  detail::parallel_for(threads, channels * ks, grain, [&](std::int64_t begin, std::int64_t end) {
+    dims k(g.rank());
+    for (std::int64_t r = begin; r < end; ++r) {
+      std::int64_t c;
+      kernel_offsets(r, g, c, k.data());
+      const T* xc = x + c * in_size;
+      T* dst = col + r * out_size;
+      const std::int64_t offset = k.back() * g.dilation.back() - g.pad_begin.back();
+      const valid_range v = range_of(offset, sw, iw, ow);
+      for (std::int64_t o = 0; o < rows_of_out; ++o, dst += ow) {
+        const std::int64_t base = row_base(o, g, k.data());
+        if (base < 0) {
+          std::fill(dst, dst + ow, T(0));
+          continue;
+        }
+        std::fill(dst, dst + v.lo, T(0));
+        const T* src = xc + base + v.lo * sw + offset;
+        if (sw == 1) {
+          std::memcpy(dst + v.lo, src, static_cast<std::size_t>(v.hi - v.lo) * sizeof(T));
+        } else {
+          for (std::int64_t i = 0; i < v.hi - v.lo; ++i) dst[v.lo + i] = src[i * sw];
+        }
+        std::fill(dst + v.hi, dst + ow, T(0));
+      }
+    }
+  });
+}
+
+/// The adjoint of im2col: adds col[channels * k, out] into y[channels, in].
+template <class T>
+void col2im(const T* col, std::int64_t channels, const window_geometry& g, T* y, int threads) {
+  const std::int64_t ks = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
+  const std::int64_t ow = g.out.back(), iw = g.in.back(), sw = g.stride.back();
+  const std::int64_t rows_of_out = out_size / ow;
+  const std::int64_t grain = std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(out_size * ks, 1));
+  detail::parallel_for(threads, channels, grain, [&](std::int64_t begin, std::int64_t end) {
+    dims k(g.rank());
+    for (std::int64_t r = begin * ks; r < end * ks; ++r) {
+      std::int64_t c;
+      kernel_offsets(r, g, c, k.data());
+      T* yc = y + c * in_size;
+      const T* src = col + r * out_size;
+      const std::int64_t offset = k.back() * g.dilation.back() - g.pad_begin.back();
+      const valid_range v = range_of(offset, sw, iw, ow);
+      for (std::int64_t o = 0; o < rows_of_out; ++o, src += ow) {
+        const std::int64_t base = row_base(o, g, k.data());
+        if (base < 0) continue;
+        T* dst = yc + base + v.lo * sw + offset;
+        for (std::int64_t i = 0; i < v.hi - v.lo; ++i) dst[i * sw] += src[v.lo + i];
+      }
+    }
+  });
+}
+
+/// What the packed GEMM's panel source needs to gather im2col blocks of one (image, group).
+struct im2col_context {
+  const float* x;  // [channels, in...]
+  const window_geometry* g;
+};
+
+/// Rows [k0, k1) and columns [p0, p1) of the im2col matrix of `context` into dst (leading
+/// dim ld): one cache block at a time, so the column matrix never exists in full.
+void im2col_block(const void* context, std::int64_t k0, std::int64_t k1, std::int64_t p0, std::int64_t p1, float* dst,
+                  std::int64_t ld) {
+  const auto& ic = *static_cast<const im2col_context*>(context);
+  const window_geometry& g = *ic.g;
+  const std::int64_t in_size = g.in_size(), ow = g.out.back(), iw = g.in.back(), sw = g.stride.back();
+  std::int64_t k[max_packed_rank];
+  for (std::int64_t r = k0; r < k1; ++r) {
+    std::int64_t c;
+    kernel_offsets(r, g, c, k);
+    const float* xc = ic.x + c * in_size;
+    float* out = dst + (r - k0) * ld;
+    const std::int64_t offset = k[g.rank() - 1] * g.dilation.back() - g.pad_begin.back();
+    const valid_range v = range_of(offset, sw, iw, ow);
+    std::int64_t o = p0 / ow, q = p0 % ow;
+    for (std::int64_t p = p0; p < p1; ++o, q = 0) {
+      const std::int64_t end = std::min(ow, q + (p1 - p));  // this output row's part: [q, end)
+      const std::int64_t base = row_base(o, g, k);
+      if (base < 0) {
+        std::fill(out, out + (end - q), 0.0f);
+      } else {
+        const std::int64_t lo = std::clamp(v.lo, q, end), hi = std::clamp(v.hi, lo, end);
+        std::fill(out, out + (lo - q), 0.0f);
+        const float* src = xc + base + lo * sw + offset;
+        float* d = out + (lo - q);
+        const std::int64_t len = hi - lo;
+        // Rows are short (the output width): a plain loop beats a memcpy call.
+        if (sw == 1) {
+          for (std::int64_t i = 0; i < len; ++i) d[i] = src[i];
+        } else if (sw == 2) {
+          for (std::int64_t i = 0; i < len; ++i) d[i] = src[2 * i];
+        } else {
+          for (std::int64_t i = 0; i < len; ++i) d[i] = src[i * sw];
+        }
+        std::fill(out + (hi - q), out + (end - q), 0.0f);
+      }
+      out += end - q;
+      p += end - q;
+    }
+  }
+}
+
+/// rows x cols block of y set to bias[row] (or zero).
+template <class T>
+void fill_rows(T* y, std::int64_t rows, std::int64_t cols, const T* bias) {
+  for (std::int64_t r = 0; r < rows; ++r) std::fill(y + r * cols, y + (r + 1) * cols, bias ? bias[r] : T(0));
+}
+
+/// Depthwise (one input channel per group) 1-D/2-D convolution as a direct loop.
+template <class T>
+void depthwise(const T* x, const T* w, const T* bias, T* y, std::int64_t batch, std::int64_t channels,
+               std::int64_t out_channels, const window_geometry& g2, int threads) {
+  const std::int64_t h = g2.in[0], wd = g2.in[1], oh = g2.out[0], ow = g2.out[1];
+  const std::int64_t kh = g2.kernel[0], kw = g2.kernel[1];
+  const std::int64_t sh = g2.stride[0], sw = g2.stride[1], dh = g2.dilation[0], dw = g2.dilation[1];
+  const std::int64_t ph = g2.pad_begin[0], pw = g2.pad_begin[1];
+  const std::int64_t multiplier = out_channels / channels;
+  const std::int64_t grain = std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(oh * ow * kh * kw, 1));
+  detail::parallel_for(threads, batch * out_channels, grain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t t = begin; t < end; ++t) {
+      const std::int64_t n = t / out_channels, m = t % out_channels;
+      const T* xp = x + (n * channels + m / multiplier) * h * wd;
+      const T* wp = w + m * kh * kw;
+      T* yp = y + t * oh * ow;
+      std::fill(yp, yp + oh * ow, bias ? bias[m] : T(0));
+      for (std::int64_t i = 0; i < kh; ++i) {
+        for (std::int64_t r = 0; r < oh; ++r) {
+          const std::int64_t ih = r * sh - ph + i * dh;
+          if (ih < 0 || ih >= h) continue;
+          const T* xr = xp + ih * wd;
+          T* yr = yp + r * ow;
+          for (std::int64_t j = 0; j < kw; ++j) {
+            const T wv = wp[i * kw + j];
+            const std::int64_t offset = j * dw - pw;
+            const valid_range v = range_of(offset, sw, wd, ow);
+            const T* src = xr + v.lo * sw + offset;
+            T* dst = yr + v.lo;
+            const std::int64_t len = v.hi - v.lo;
+            if (sw == 1) {
+              for (std::int64_t q = 0; q < len; ++q) dst[q] += wv * src[q];
+            } else {
+              for (std::int64_t q = 0; q < len; ++q) dst[q] += wv * src[q * sw];
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+/// A 1-D geometry as 2-D with a unit leading dim, so one depthwise loop serves both.
+window_geometry as_2d(const window_geometry& g) {
+  if (g.rank() == 2) return g;
+  window_geometry g2;
+  g2.in = {1, g.in[0]};
+  g2.kernel = {1, g.kernel[0]};
+  g2.stride = {1, g.stride[0]};
+  g2.dilation = {1, g.dilation[0]};
+  g2.pad_begin = {0, g.pad_begin[0]};
+  g2.pad_end = {0, g.pad_end[0]};
+  g2.out = {1, g.out[0]};
+  return g2;
+}
+
+bool is_pointwise(const window_geometry& g) {
+  for (std::size_t d = 0; d < g.rank(); ++d) {
+    if (g.kernel[d] != 1 || g.stride[d] != 1 || g.pad_begin[d] != 0 || g.pad_end[d] != 0) return false;
+  }
+  return true;
+}
+
+void check_float_inputs(const kernel_context& ctx) {
+  const data_type t = ctx.input(0).dtype();
+  if (t != data_type::float32 && t != data_type::float64) {
+    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
+  }
+  for (std::size_t i = 1; i < ctx.input_count(); ++i) {
+    if (ctx.has_input(i) && ctx.input(i).dtype() != t) {
+      ctx.fail("input " + std::to_string(i) + " is " + std::string(ir::to_string(ctx.input(i).dtype())) +
+               ", input 0 is " + std::string(ir::to_string(t)));
+    }
+  }
+}
+
+/// Checks the optional bias input: a vector of `channels` values. Null when absent.
+template <class T>
+const T* bias_of(const kernel_context& ctx, std::size_t index, std::int64_t channels) {
+  if (!ctx.has_input(index)) return nullptr;
+  const tensor& b = ctx.input(index);
+  if (b.rank() != 1 || b.dim(0) != channels) {
+    ctx.fail("bias of shape " + to_string(b.shape()) + " does not match " + std::to_string(channels) + " output channels");
+  }
+  return b.data<T>();
+}
+
+/// Weights packed for nn::gemm_packed, one block per group, with the address of the constant
+/// they came from (a graph input may override an initializer, so the address is checked at
+/// every run).
+struct packed_weights {
+  tensor storage;              // float32, 64-byte aligned
+  std::size_t group_size = 0;  // floats per group (a multiple of 16)
+  const void* source = nullptr;
+
+  /// Packs w [M, C/g, k...] as `group` row-major [M/g, C/g * k] blocks into `out`.
+  static void pack(const float* w, std::int64_t m, std::int64_t k, std::int64_t group, std::size_t group_size,
+                   float* out) {
+    for (std::int64_t grp = 0; grp < group; ++grp) {
+      pack_weights(w + grp * (m / group) * k, m / group, k, out + static_cast<std::size_t>(grp) * group_size);
+    }
+  }
+};
+
+class conv_kernel final : public kernel {
+ public:
+  conv_kernel(window_attrs attrs, std::int64_t group) : attrs_(std::move(attrs)), group_(group) {}
+
+  /// Packs constant float weights now, so that runs skip it (not worth it for depthwise).
+  void prepack(const ir::tensor& w) {
+    if (w.dtype != data_type::float32 || !w.has_data() || w.dims.size() < 3 || w.dims.size() > max_packed_rank + 2) return;
+    const std::int64_t m = w.dims[0], k = ir::tensor::element_count(std::span(w.dims).subspan(1));
+    if (m <= 0 || k <= 0 || m % group_ != 0 || w.byte_size() != static_cast<std::size_t>(m * k) * sizeof(float)) return;
+    if (w.dims[1] == 1 && w.dims.size() <= 4) return;  // depthwise: a direct loop, no GEMM
+    packed_.group_size = packed_size(m / group_, k);
+    packed_.storage = tensor(data_type::float32, {static_cast<std::int64_t>(packed_.group_size * group_)});
+    packed_weights::pack(reinterpret_cast<const float*>(w.bytes->data()), m, k, group_, packed_.group_size,
+                         packed_.storage.mutable_data<float>());
+    packed_.source = w.bytes->data();
+  }
+
+  void compute(kernel_context& ctx) override {
+    check_float_inputs(ctx);
+    if (ctx.input(0).dtype() == data_type::float32) run<float>(ctx);
+    else run<double>(ctx);
+  }
+
+ private:
+  template <class T>
+  void run(kernel_context& ctx) {
+    const tensor& x = ctx.input(0);
+    const tensor& w = ctx.input(1);
+    if (x.rank() < 3) ctx.fail("input of shape " + to_string(x.shape()) + " needs a batch, a channel and a spatial dim");
+    if (w.rank() != x.rank()) {
+      ctx.fail("weights of shape " + to_string(w.shape()) + " do not match input of shape " + to_string(x.shape()));
+    }
+    const std::int64_t batch = x.dim(0), channels = x.dim(1), out_channels = w.dim(0), group_channels = w.dim(1);
+    if (channels != group_channels * group_) {
+      ctx.fail("input has " + std::to_string(channels) + " channels but weights of shape " + to_string(w.shape()) +
+               " with group " + std::to_string(group_) + " expect " + std::to_string(group_channels * group_));
+    }
+    if (out_channels % group_ != 0) {
+      ctx.fail(std::to_string(out_channels) + " output channels are not divisible by group " + std::to_string(group_));
+    }
+    const dims kernel(w.shape().begin() + 2, w.shape().end());
+    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel) {
+      ctx.fail("kernel_shape " + dims_text(attrs_.kernel_shape) + " does not match weights of shape " + to_string(w.shape()));
+    }
+    const T* bias = bias_of<T>(ctx, 2, out_channels);
+    const window_geometry g = resolve_window(ctx, attrs_, dims(x.shape().begin() + 2, x.shape().end()), kernel);
+    shape_t y_shape{batch, out_channels};
+    y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
+    tensor& y = ctx.allocate_output(0, x.dtype(), y_shape);
+    if (y.element_count() == 0) return;
+
+    const T* xd = x.data<T>();
+    const T* wd = w.data<T>();
+    T* yd = y.mutable_data<T>();
+    const int threads = ctx.threads();
+    if (group_channels == 1 && g.rank() <= 2) {
+      depthwise(xd, wd, bias, yd, batch, channels, out_channels, as_2d(g), threads);
+      return;
+    }
+    const std::int64_t mg = out_channels / group_, kg = group_channels * g.kernel_size();
+    const std::int64_t in_size = g.in_size(), out_size = g.out_size();
+    const bool pointwise = is_pointwise(g);
+
+    // float: weights packed for gemm_packed (at build time when constant), columns gathered
+    // block by block. double: im2col into scratch, then gemm.
+    const float* packed = nullptr;
+    std::size_t group_size = 0;
+    if constexpr (std::is_same_v<T, float>) {
+      if (g.rank() <= max_packed_rank) {
+        if (packed_.source && w.raw() == packed_.source) {
+          packed = packed_.storage.data<float>();
+          group_size = packed_.group_size;
+        } else {
+          group_size = packed_size(mg, kg);
+          float* buffer = aligned_scratch(group_size * static_cast<std::size_t>(group_));
+          packed_weights::pack(wd, out_channels, kg, group_, group_size, buffer);
+          packed = buffer;
+        }
+      }
+    }
+    // One (image, group) product: Y_g = W_g * (X_g or its columns) + bias_g.
+    auto task = [&](std::int64_t t, int inner_threads) {
+      const std::int64_t n = t / group_, grp = t % group_;
+      const T* xg = xd + (n * channels + grp * group_channels) * in_size;
+      T* yg = yd + (n * out_channels + grp * mg) * out_size;
+      const T* bg = bias ? bias + grp * mg : nullptr;
+      if constexpr (std::is_same_v<T, float>) {
+        if (packed) {
+          const float* pw = packed + static_cast<std::size_t>(grp) * group_size;
+          if (pointwise) {
+            gemm_packed(pw, mg, kg, out_size, xg, out_size, nullptr, nullptr, bg, yg, out_size, inner_threads);
+          } else {
+            const im2col_context source{xg, &g};
+            gemm_packed(pw, mg, kg, out_size, nullptr, 0, im2col_block, &source, bg, yg, out_size, inner_threads);
+          }
+          return;
+        }
+      }
+      fill_rows(yg, mg, out_size, bg);
+      const T* cols = xg;
+      if (!pointwise) {
+        T* buffer = scratch<T>(static_cast<std::size_t>(kg * out_size));
+        im2col(xg, group_channels, g, buffer, inner_threads);
+        cols = buffer;
+      }
+      gemm_args<T> a;
+      a.m = mg;
+      a.n = out_size;
+      a.k = kg;
+      a.a = wd + grp * mg * kg;
+      a.lda = kg;
+      a.b = cols;
+      a.ldb = out_size;
+      a.c = yg;
+      a.ldc = out_size;
+      a.beta = T(1);
+      gemm(a, inner_threads);
+    };
+    const std::int64_t tasks = batch * group_;
+    if (threads > 1 && tasks > 1 && 2 * mg * kg * out_size < small_gemm_flops) {
+      detail::parallel_for(threads, tasks, 1, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t t = begin; t < end; ++t) task(t, 1);
+      });
+    } else {
+      for (std::int64_t t = 0; t < tasks; ++t) task(t, threads);
+    }
+  }
+
+  window_attrs attrs_;
+  std::int64_t group_;
+  packed_weights packed_;
+};
+
+class conv_transpose_kernel final : public kernel {
+ public:
+  conv_transpose_kernel(window_attrs attrs, std::int64_t group, dims output_padding, dims output_shape)
+      : attrs_(std::move(attrs)),
+        group_(group),
+        output_padding_(std::move(output_padding)),
+        output_shape_(std::move(output_shape)) {}
+
+  void compute(kernel_context& ctx) override {
+    check_float_inputs(ctx);
+    if (ctx.input(0).dtype() == data_type::float32) run<float>(ctx);
+    else run<double>(ctx);
+  }
+
+ private:
+  /// The geometry of the forward conv that ConvTranspose inverts: its `in` is our output.
+  window_geometry geometry(const kernel_context& ctx, const dims& in, const dims& kernel) const {
+    const std::size_t rank = in.size();
+    auto pick = [&](const dims& d, std::int64_t fallback, std::size_t want, const char* name) {
+      if (d.empty()) return dims(want, fallback);
+      if (d.size() != want) ctx.fail(std::string(name) + " " + dims_text(d) + " does not match " + std::to_string(rank) + " spatial dims");
+      return d;
+    };
+    window_geometry g;
+    g.out = in;
+    g.kernel = kernel;
+    g.stride = pick(attrs_.strides, 1, rank, "strides");
+    g.dilation = pick(attrs_.dilations, 1, rank, "dilations");
+    const dims pads = pick(attrs_.pads, 0, 2 * rank, "pads");
+    const dims out_pad = pick(output_padding_, 0, rank, "output_padding");
+    dims wanted;
+    if (!output_shape_.empty()) {
+      // Some exporters write the full [N, C, spatial...] shape.
+      wanted = output_shape_.size() == rank + 2 ? dims(output_shape_.begin() + 2, output_shape_.end())
+                                                 : pick(output_shape_, 0, rank, "output_shape");
+    }
+    g.in.resize(rank);
+    g.pad_begin.resize(rank);
+    g.pad_end.resize(rank);
+    for (std::size_t d = 0; d < rank; ++d) {
+      const std::int64_t span = g.dilation[d] * (kernel[d] - 1) + 1;
+      const std::int64_t full = g.stride[d] * (in[d] - 1) + out_pad[d] + span;
+      if (!wanted.empty() || attrs_.pad_mode == auto_pad::same_upper || attrs_.pad_mode == auto_pad::same_lower) {
+        g.in[d] = !wanted.empty() ? wanted[d] : in[d] * g.stride[d];
+        const std::int64_t total = full - g.in[d];
+        // Floor division: an output_shape larger than the natural one (negative total) adds
+        // the extra positions at the end, as ONNX's reference does.
+        const std::int64_t small = total >= 0 ? total / 2 : -((1 - total) / 2);
+        g.pad_begin[d] = attrs_.pad_mode == auto_pad::same_upper ? small : total - small;
+        g.pad_end[d] = total - g.pad_begin[d];
+      } else {
+        g.pad_begin[d] = attrs_.pad_mode == auto_pad::valid ? 0 : pads[d];
+        g.pad_end[d] = attrs_.pad_mode == auto_pad::valid ? 0 : pads[d + rank];
+        g.in[d] = full - g.pad_begin[d] - g.pad_end[d];
+      }
+      if (g.in[d] <= 0) ctx.fail("output spatial dim " + std::to_string(d) + " would be " + std::to_string(g.in[d]));
+    }
+    return g;
+  }
+
+  template <class T>
+  void run(kernel_context& ctx) {
+    const tensor& x = ctx.input(0);
+    const tensor& w = ctx.input(1);
+    if (x.rank() < 3) ctx.fail("input of shape " + to_string(x.shape()) + " needs a batch, a channel and a spatial dim");
+    if (w.rank() != x.rank()) {
+      ctx.fail("weights of shape " + to_string(w.shape()) + " do not match input of shape " + to_string(x.shape()));
+    }
+    const std::int64_t batch = x.dim(0), channels = x.dim(1);
+    if (w.dim(0) != channels || channels % group_ != 0) {
+      ctx.fail("input has " + std::to_string(channels) + " channels but weights of shape " + to_string(w.shape()) +
+               " with group " + std::to_string(group_) + " do not take them");
+    }
+    const std::int64_t group_channels = channels / group_, mg = w.dim(1), out_channels = mg * group_;
+    const dims kernel(w.shape().begin() + 2, w.shape().end());
+    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel) {
+      ctx.fail("kernel_shape " + dims_text(attrs_.kernel_shape) + " does not match weights of shape " + to_string(w.shape()));
+    }
+    const T* bias = bias_of<T>(ctx, 2, out_channels);
+    const window_geometry g = geometry(ctx, dims(x.shape().begin() + 2, x.shape().end()), kernel);
+    shape_t y_shape{batch, out_channels};
+    y_shape.insert(y_shape.end(), g.in.begin(), g.in.end());
+    tensor& y = ctx.allocate_output(0, x.dtype(), y_shape);
+    if (y.element_count() == 0) return;
+
+    const T* xd = x.data<T>();
+    const T* wd = w.data<T>();
+    T* yd = y.mutable_data<T>();
+    const std::int64_t in_size = g.out_size(), out_size = g.in_size(), rows = mg * g.kernel_size();
+    const bool pointwise = is_pointwise(g) && in_size == out_size;
+    const int threads = ctx.threads();
+    for (std::int64_t n = 0; n < batch; ++n) {
+      for (std::int64_t grp = 0; grp < group_; ++grp) {
+        T* yg = yd + (n * out_channels + grp * mg) * out_size;
+        fill_rows(yg, mg, out_size, bias ? bias + grp * mg : nullptr);
+        T* cols = pointwise ? yg : scratch<T>(static_cast<std::size_t>(rows * in_size));
+        gemm_args<T> a;
+        a.m = rows;
+        a.n = in_size;
+        a.k = group_channels;
+        a.a = wd + grp * group_channels * rows;
+        a.lda = rows;
+        a.trans_a = true;
+        a.b = xd + (n * channels + grp * group_channels) * in_size;
+        a.ldb = in_size;
+        a.c = cols;
+        a.ldc = in_size;
+        a.beta = pointwise ? T(1) : T(0);
+        gemm(a, threads);
+        if (!pointwise) col2im(cols, mg, g, yg, threads);
+      }
+    }
+  }
+
+  window_attrs attrs_;
+  std::int64_t group_;
+  dims output_padding_;
+  dims output_shape_;
+};
+
+std::int64_t group_of(const kernel_build_info& info) {
+  const std::int64_t group = info.node.attr_int("group", 1);
+  if (group < 1) info.fail("group " + std::to_string(group) + " must be positive");
+  return group;
+}
+
+}  // namespace
+
+void register_conv_kernels(kernel_registry& r) {
+  r.add("", "Conv", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+    auto k = std::make_unique<conv_kernel>(parse_window_attrs(info, false), group_of(info));
+    if (const ir::value* w = info.node.input(1); w && w->initializer()) k->prepack(*w->initializer());
+    return k;
+  });
+  r.add("", "ConvTranspose", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+    window_attrs attrs = parse_window_attrs(info, false);
+    dims output_padding = info.node.attr_ints("output_padding", {});
+    if (std::any_of(output_padding.begin(), output_padding.end(), [](std::int64_t v) { return v < 0; })) {
+      info.fail("output_padding " + dims_text(output_padding) + " must not be negative");
+    }
+    dims output_shape = info.node.attr_ints("output_shape", {});
+    if (std::any_of(output_shape.begin(), output_shape.end(), [](std::int64_t v) { return v <= 0; })) {
+      info.fail("output_shape " + dims_text(output_shape) + " must be positive");
+    }
+    return std::make_unique<conv_transpose_kernel>(std::move(attrs), group_of(info), std::move(output_padding),
+                                                   std::move(output_shape));
+  });
+}
+
+}  // namespace inferopt::runtime::nn

@@ -1,0 +1,87 @@
+#pragma once
+// The one GEMM entry point of the nn kernels (Conv, ConvTranspose, MatMul, Gemm), private to
+// src/runtime/kernels.
+//
+// Layout: row-major operands with leading dimensions; op(X) is X or its transpose.
+// Computes C = alpha * op(A) * op(B) + beta * C; with beta == 0, C is only written (NaN or
+// garbage in C does not leak into the result).
+//
+// The products are Eigen 3.4's (blocked, packed, OpenMP-parallel when `threads` > 1 and the
+// call is not already inside a parallel region). Eigen picks its register kernels at compile
+// time, so the same body is compiled three times (nn_gemm_{generic,avx2,avx512}.cpp, each with
+// its instruction-set flags and its own copy of Eigen in a renamed namespace so that the three
+// never share an inline function) and `gemm` picks the widest one the CPU runs, once.
+// Error bound: a float32 dot product of length k in blocked order, |err| <= k * eps * sum|a*b|.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace inferopt::runtime::nn {
+
+template <class T>
+struct gemm_args {
+  std::int64_t m = 0, n = 0, k = 0;
+  const T* a = nullptr;  // m x k (k x m when trans_a)
+  std::int64_t lda = 0;
+  bool trans_a = false;
+  const T* b = nullptr;  // k x n (n x k when trans_b)
+  std::int64_t ldb = 0;
+  bool trans_b = false;
+  T* c = nullptr;  // m x n
+  std::int64_t ldc = 0;
+  T alpha = 1;
+  T beta = 0;
+};
+
+void gemm(const gemm_args<float>& args, int threads) noexcept;
+void gemm(const gemm_args<double>& args, int threads) noexcept;
+
+/// The instruction set `gemm` runs with on this CPU: "avx512", "avx2" or "generic".
+[[nodiscard]] const char* gemm_isa() noexcept;
+
+// ---- products with a constant left operand (convolution weights), float32 only ----------
+//
+// C[m x n] = bias + W[m x k] * B[k x n] (row-major), with W packed once into the panels of Eigen's
+// GEBP kernel (gebp_kernel, gemm_pack_rhs: the blocks Eigen's own product would pack on
+// every call) and B either read in place or produced one cache block at a time by a
+// callback (im2col), so that it never makes a round trip through memory. Threads take
+// disjoint blocks of C: column blocks when n is large, row blocks otherwise; no barriers.
+// Each thread writes the bias (or zeros) into its tile of C right before the tile's first
+// product, while the tile is in cache. The packed layout belongs to the instruction set chosen
+// at startup, so pack and multiply in the same process.
+// Error bound: that of `gemm` with the same k.
+
+/// Writes rows [k0, k1) and columns [p0, p1) of B into dst (row-major, leading dim ld).
+using panel_source = void (*)(const void* context, std::int64_t k0, std::int64_t k1, std::int64_t p0,
+                              std::int64_t p1, float* dst, std::int64_t ld);
+
+/// Floats needed to pack an m x k left operand.
+[[nodiscard]] std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept;
+/// Packs W (row-major, leading dim k) into `out`, which must be 64-byte aligned and hold
+/// packed_size(m, k) floats.
+void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out) noexcept;
+/// C = bias[row] (0 when bias is null) + packed W * B, where B is `b` (leading dim ldb) or,
+/// when b is null, what `source` writes for `context`.
+void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,
+                 std::int64_t ldb, panel_source source, const void* context, const float* bias, float* c,
+                 std::int64_t ldc, int threads) noexcept;
+
+// One namespace per instruction-set build of nn_gemm_body.hpp; `available` is false when the
+// file was compiled without its flags (non-x86 targets, other compilers).
+#define INFEROPT_NN_GEMM_DECLARE(isa)                                                                       \
+  namespace isa {                                                                                           \
+  [[nodiscard]] bool available() noexcept;                                                                  \
+  void gemm(const gemm_args<float>& args, int threads) noexcept;                                            \
+  void gemm(const gemm_args<double>& args, int threads) noexcept;                                           \
+  [[nodiscard]] std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept;                           \
+  void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out) noexcept;                   \
+  void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,     \
+                   std::int64_t ldb, panel_source source, const void* context, const float* bias, float* c, \
+                   std::int64_t ldc, int threads) noexcept;                                                 \
+  }
+INFEROPT_NN_GEMM_DECLARE(isa_generic)
+INFEROPT_NN_GEMM_DECLARE(isa_avx2)
+INFEROPT_NN_GEMM_DECLARE(isa_avx512)
+#undef INFEROPT_NN_GEMM_DECLARE
+
+}  // namespace inferopt::runtime::nn

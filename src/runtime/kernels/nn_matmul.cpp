@@ -1,0 +1,194 @@
+// MatMul (numpy semantics: 1-D operands, broadcast batch dims) and Gemm (transA/transB,
+// alpha, beta, optional unidirectionally broadcast C), float32 and float64, on nn::gemm.
+//
+// MatMul folds A's batch dims into its rows when B has none (one [batch*M, K] x [K, N]
+// product: the usual x * W of a linear layer); otherwise one product per output batch entry,
+// run side by side on one thread each when they are small. Gemm writes beta*C into Y first
+// and lets the product accumulate onto it.
+// Error bound: that of nn::gemm with the reduction length K.
+
+#include <algorithm>
+
+#include "inferopt/runtime/detail/kernel_util.hpp"
+#include "nn_common.hpp"
+#include "nn_gemm.hpp"
+
+namespace inferopt::runtime::nn {
+
+namespace {
+
+constexpr std::int64_t small_gemm_flops = std::int64_t{1} << 22;
+
+void check_float(const kernel_context& ctx, std::size_t inputs) {
+  const data_type t = ctx.input(0).dtype();
+  if (t != data_type::float32 && t != data_type::float64) {
+    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
+  }
+  for (std::size_t i = 1; i < inputs; ++i) {
+    if (ctx.has_input(i) && ctx.input(i).dtype() != t) {
+      ctx.fail("input " + std::to_string(i) + " is " + std::string(ir::to_string(ctx.input(i).dtype())) +
+               ", input 0 is " + std::string(ir::to_string(t)));
+    }
+  }
+}
+
+class matmul_kernel final : public kernel {
+ public:
+  void compute(kernel_context& ctx) override {
+    check_float(ctx, 2);
+    if (ctx.input(0).dtype() == data_type::float32) run<float>(ctx);
+    else run<double>(ctx);
+  }
+
+ private:
+  template <class T>
+  void run(kernel_context& ctx) {
+    const tensor& a = ctx.input(0);
+    const tensor& b = ctx.input(1);
+    if (a.rank() == 0 || b.rank() == 0) ctx.fail("operands must have at least one dim, got scalars");
+    // 1-D operands become a row (A) or a column (B) and lose that dim in the output.
+    shape_t sa = a.shape(), sb = b.shape();
+    if (sa.size() == 1) sa.insert(sa.begin(), 1);
+    if (sb.size() == 1) sb.push_back(1);
+    const std::int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+    if (sb[sb.size() - 2] != k) {
+      ctx.fail("shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) + " cannot be multiplied");
+    }
+    const shape_t batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+    const shape_t batch = detail::broadcast_shapes(ctx, {&batch_a, &batch_b});
+    shape_t out_shape = batch;
+    if (a.rank() > 1) out_shape.push_back(m);
+    if (b.rank() > 1) out_shape.push_back(n);
+    tensor& y = ctx.allocate_output(0, a.dtype(), out_shape);
+    if (y.element_count() == 0) return;
+
+    const T* ad = a.data<T>();
+    const T* bd = b.data<T>();
+    T* yd = y.mutable_data<T>();
+    const int threads = ctx.threads();
+    gemm_args<T> g;
+    g.n = n;
+    g.k = k;
+    g.lda = k;
+    g.ldb = n;
+    g.ldc = n;
+    if (detail::product(batch_b) == 1 && detail::product(batch_a) == detail::product(batch)) {
+      g.m = detail::product(batch) * m;
+      g.a = ad;
+      g.b = bd;
+      g.c = yd;
+      gemm(g, threads);
+      return;
+    }
+    const std::int64_t count = detail::product(batch);
+    const auto strides_a = detail::broadcast_strides(batch_a, batch);
+    const auto strides_b = detail::broadcast_strides(batch_b, batch);
+    g.m = m;
+    auto one = [&](std::int64_t index, int inner_threads) {
+      std::int64_t oa = 0, ob = 0, rest = index;
+      for (std::size_t d = batch.size(); d-- > 0;) {
+        const std::int64_t i = rest % batch[d];
+        rest /= batch[d];
+        oa += i * strides_a[d];
+        ob += i * strides_b[d];
+      }
+      gemm_args<T> local = g;
+      local.a = ad + oa * m * k;
+      local.b = bd + ob * k * n;
+      local.c = yd + index * m * n;
+      gemm(local, inner_threads);
+    };
+    if (threads > 1 && count > 1 && 2 * m * n * k < small_gemm_flops) {
+      detail::parallel_for(threads, count, 1, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) one(i, 1);
+      });
+    } else {
+      for (std::int64_t i = 0; i < count; ++i) one(i, threads);
+    }
+  }
+};
+
+class gemm_kernel final : public kernel {
+ public:
+  gemm_kernel(bool trans_a, bool trans_b, float alpha, float beta)
+      : trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta) {}
+
+  void compute(kernel_context& ctx) override {
+    check_float(ctx, 3);
+    if (ctx.input(0).dtype() == data_type::float32) run<float>(ctx);
+    else run<double>(ctx);
+  }
+
+ private:
+  template <class T>
+  void run(kernel_context& ctx) {
+    const tensor& a = ctx.input(0);
+    const tensor& b = ctx.input(1);
+    if (a.rank() != 2 || b.rank() != 2) {
+      ctx.fail("A and B must be matrices, got shapes " + to_string(a.shape()) + " and " + to_string(b.shape()));
+    }
+    const std::int64_t m = trans_a_ ? a.dim(1) : a.dim(0), k = trans_a_ ? a.dim(0) : a.dim(1);
+    const std::int64_t kb = trans_b_ ? b.dim(1) : b.dim(0), n = trans_b_ ? b.dim(0) : b.dim(1);
+    if (k != kb) {
+      ctx.fail("A of shape " + to_string(a.shape()) + (trans_a_ ? " (transposed)" : "") + " and B of shape " +
+               to_string(b.shape()) + (trans_b_ ? " (transposed)" : "") + " cannot be multiplied");
+    }
+    tensor& y = ctx.allocate_output(0, a.dtype(), {m, n});
+    if (y.element_count() == 0) return;
+    T* yd = y.mutable_data<T>();
+    const bool with_c = ctx.has_input(2) && beta_ != 0.0f;
+    if (with_c) fill_scaled_c<T>(ctx, ctx.input(2), m, n, yd);
+    gemm_args<T> g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = a.data<T>();
+    g.lda = a.dim(1);
+    g.trans_a = trans_a_;
+    g.b = b.data<T>();
+    g.ldb = b.dim(1);
+    g.trans_b = trans_b_;
+    g.c = yd;
+    g.ldc = n;
+    g.alpha = static_cast<T>(alpha_);
+    g.beta = with_c ? T(1) : T(0);
+    gemm(g, ctx.threads());
+  }
+
+  /// y = beta * C broadcast to [m, n] (C unidirectionally broadcastable: [], [n], [1,n],
+  /// [m,1], [m,n], ...).
+  template <class T>
+  void fill_scaled_c(const kernel_context& ctx, const tensor& c, std::int64_t m, std::int64_t n, T* y) const {
+    const shape_t& s = c.shape();
+    const std::int64_t cm = s.size() == 2 ? s[0] : 1, cn = s.empty() ? 1 : s.back();
+    if (s.size() > 2 || (cm != 1 && cm != m) || (cn != 1 && cn != n)) {
+      ctx.fail("C of shape " + to_string(s) + " does not broadcast to [" + std::to_string(m) + "," + std::to_string(n) + "]");
+    }
+    const T* cd = c.data<T>();
+    const T beta = static_cast<T>(beta_);
+    for (std::int64_t i = 0; i < m; ++i) {
+      const T* row = cd + (cm == 1 ? 0 : i * cn);
+      T* out = y + i * n;
+      if (cn == 1) std::fill(out, out + n, beta * row[0]);
+      else for (std::int64_t j = 0; j < n; ++j) out[j] = beta * row[j];
+    }
+  }
+
+  bool trans_a_, trans_b_;
+  float alpha_, beta_;
+};
+
+}  // namespace
+
+void register_matmul_kernels(kernel_registry& r) {
+  r.add("", "MatMul", [](const kernel_build_info&) -> std::unique_ptr<kernel> {
+    return std::make_unique<matmul_kernel>();
+  });
+  r.add("", "Gemm", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+    const ir::node& n = info.node;
+    return std::make_unique<gemm_kernel>(n.attr_int("transA", 0) != 0, n.attr_int("transB", 0) != 0,
+                                         n.attr_float("alpha", 1.0f), n.attr_float("beta", 1.0f));
+  });
+}
+
+}  // namespace inferopt::runtime::nn
