@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <unordered_set>
+#include <utility>
 
 #include "graph_access.hpp"
 #include "proto_bridge.hpp"
@@ -199,6 +200,10 @@ struct graph_loader {
 
 struct graph_writer {
   const tensor_sink& sink;
+  /// IR versions up to 3 require every initializer of the main graph to be a graph input as
+  /// well (onnx's checker refuses the model otherwise). A pass that adds an initializer to
+  /// such a model (fold-constants, fusions) need not know that: the writer lists it.
+  bool initializers_are_inputs = false;
 
   void write(const graph& g, onnx::GraphProto& gp) {
     gp.ParseFromString(ga::residual(g));
@@ -208,6 +213,15 @@ struct graph_writer {
     stray.Swap(gp.mutable_value_info());
 
     for (value* v : g.inputs()) write_info(*v, *gp.add_input());
+    if (std::exchange(initializers_are_inputs, false)) {  // subgraphs keep their own inputs
+      for (value* v : g.initializers()) {
+        if (v->is_graph_input()) continue;
+        onnx::ValueInfoProto& vi = *gp.add_input();
+        vi.set_name(v->name());
+        const tensor& t = *v->initializer();
+        type_to_proto(value_type{true, t.dtype, shape(t.dims.begin(), t.dims.end())}, *vi.mutable_type());
+      }
+    }
     for (value* v : g.initializers()) tensor_to_proto(*v->initializer(), *gp.add_initializer(), sink);
     for (node* n : g.nodes()) write_node(*n, *gp.add_node());
     for (value* v : g.outputs()) write_info(*v, *gp.add_output());
@@ -377,7 +391,7 @@ void model_to_proto(const model& m, onnx::ModelProto& mp, const tensor_sink& sin
       kv->set_value(v);
     }
   }
-  graph_writer writer{sink};
+  graph_writer writer{sink, m.ir_version <= 3};
   writer.write(m.graph(), *mp.mutable_graph());
 }
 

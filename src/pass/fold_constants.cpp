@@ -84,8 +84,8 @@ bool fold_constants::run(ir::graph& g, pass_context& ctx) {
       if (auto r = static_shape_result(*n, opset)) results = std::vector<runtime::tensor>{std::move(*r)};
     }
     if (!results) {
-      const bool all_constant = std::all_of(n->inputs().begin(), n->inputs().end(), [](const ir::value* v) {
-        return !v || (v->is_constant() && v->initializer()->has_data());
+      const bool all_constant = std::all_of(n->inputs().begin(), n->inputs().end(), [&](const ir::value* v) {
+        return !v || (ctx.is_constant(*v) && v->initializer()->has_data());
       });
       if (!all_constant) continue;
       try {
@@ -117,7 +117,12 @@ bool fold_constants::run(ir::graph& g, pass_context& ctx) {
       renames.emplace_back(c, out->name());
     }
     g.erase(n);
-    for (auto& [c, name] : renames) g.rename(c, name);
+    for (auto& [c, name] : renames) {
+      g.rename(c, name);
+      // IR < 4 requires every initializer to be listed as a graph input; such models read
+      // those inputs as constants, so listing it keeps both the version and the meaning.
+      if (ctx.model().ir_version < 4 && !g.parent()) g.list_as_input(c);
+    }
     ++folded;
   }
   ctx.rewrote(folded);

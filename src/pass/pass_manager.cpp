@@ -27,6 +27,7 @@ bool run_on_graph(pass& p, ir::graph& g, pass_context& ctx) {
 run_report pass_manager::run(pipeline& p, ir::model& m) {
   run_report report;
   slots_.clear();
+  fixpoint_slots_.clear();
   report.nodes_before = m.graph().node_count_recursive();
   const auto start = clock_type::now();
   for (pipeline_step& step : p.steps) run_step(step, m, report, {});
@@ -46,20 +47,28 @@ bool pass_manager::run_step(pipeline_step& step, ir::model& m, run_report& repor
     }
     return run_pass(*step.single, m, report.passes[it->second]);
   }
-  const std::string text = "fixpoint(" + to_string(step.group) + ")";
-  const std::size_t slot = report.fixpoints.size();
-  report.fixpoints.push_back(fixpoint_record{text, 0, false});
+  // One record per group in the pipeline: a nested group's runs add up in its record.
+  const std::string text = to_string(step);
+  auto [it, fresh] = fixpoint_slots_.emplace(&step, report.fixpoints.size());
+  if (fresh) report.fixpoints.push_back(fixpoint_record{text, 0, false});
+  const std::size_t slot = it->second;
+  int iterations = 0;
   bool changed_ever = false;
+  bool converged = false;
   for (int iteration = 1; iteration <= step.max_iterations; ++iteration) {
     bool changed = false;
     for (pipeline_step& member : step.group) changed = run_step(member, m, report, text) || changed;
-    report.fixpoints[slot].iterations = iteration;
+    iterations = iteration;
     changed_ever = changed_ever || changed;
     if (!changed) {
-      report.fixpoints[slot].converged = true;
+      converged = true;
       break;
     }
   }
+  fixpoint_record& record = report.fixpoints[slot];
+  record.iterations += iterations;
+  // Converged only if every run of this group stopped by itself.
+  record.converged = (fresh || record.converged) && converged;
   return changed_ever;
 }
 

@@ -60,7 +60,7 @@ class parser {
       return group;
     }
     if (options_.disabled.count(name)) {
-      if (!registry_.contains(name)) registry_.create(name);  // still report typos
+      if (!registry_.contains(name)) (void)registry_.create(name);  // still report typos
       return std::nullopt;
     }
     pipeline_step s;
@@ -121,21 +121,21 @@ class parser {
   std::size_t pos_ = 0;
 };
 
-void print(const std::vector<pipeline_step>& steps, std::string& out) {
-  for (std::size_t k = 0; k < steps.size(); ++k) {
-    if (k) out += ',';
-    const pipeline_step& s = steps[k];
+void print(const std::vector<pipeline_step>& steps, std::string& out);
+
+void print_step(const pipeline_step& s, std::string& out) {
+  {
     if (s.is_fixpoint()) {
       out += "fixpoint";
       if (s.max_iterations != pipeline_step{}.max_iterations) out += "{max-iterations=" + std::to_string(s.max_iterations) + "}";
       out += '(';
       print(s.group, out);
       out += ')';
-      continue;
+      return;
     }
     out += s.single->name();
     auto opts = s.single->options();
-    if (opts.empty()) continue;
+    if (opts.empty()) return;
     out += '{';
     bool first = true;
     for (const auto& [key, value] : opts) {
@@ -143,6 +143,13 @@ void print(const std::vector<pipeline_step>& steps, std::string& out) {
       first = false;
     }
     out += '}';
+  }
+}
+
+void print(const std::vector<pipeline_step>& steps, std::string& out) {
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    if (k) out += ',';
+    print_step(steps[k], out);
   }
 }
 
@@ -157,6 +164,12 @@ std::size_t count(const std::vector<pipeline_step>& steps) {
 std::string to_string(const std::vector<pipeline_step>& steps) {
   std::string out;
   print(steps, out);
+  return out;
+}
+
+std::string to_string(const pipeline_step& step) {
+  std::string out;
+  print_step(step, out);
   return out;
 }
 

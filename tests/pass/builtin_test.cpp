@@ -43,7 +43,7 @@ TEST_CASE("builtin_registry holds the cleanup passes and the -O pipelines", "[pa
   }
 }
 
-TEST_CASE("-O0 leaves the default model byte for byte as it was", "[pass][builtin]") {
+TEST_CASE("level O0 leaves the default model byte for byte as it was", "[pass][builtin]") {
   ir::model m = ir::make_default_model();
   const std::string before = test::bytes_of(m);
   run_report r = run_level(m, 0);
@@ -51,7 +51,7 @@ TEST_CASE("-O0 leaves the default model byte for byte as it was", "[pass][builti
   CHECK(test::bytes_of(m) == before);
 }
 
-TEST_CASE("-O1 cleans the debris out of the default model", "[pass][builtin]") {
+TEST_CASE("level O1 cleans the debris out of the default model", "[pass][builtin]") {
   ir::model m = ir::make_default_model();
   REQUIRE(test::count_ops(m.graph(), "Identity") == 2);
   REQUIRE(test::count_ops(m.graph(), "Dropout") == 1);
@@ -79,7 +79,7 @@ TEST_CASE("-O1 cleans the debris out of the default model", "[pass][builtin]") {
   }
 }
 
-TEST_CASE("-O1 run twice gives the same model as run once", "[pass][builtin]") {
+TEST_CASE("level O1 run twice gives the same model as run once", "[pass][builtin]") {
   ir::model m = ir::make_default_model();
   run_level(m, 1);
   const std::string once = test::bytes_of(m);
@@ -90,7 +90,7 @@ TEST_CASE("-O1 run twice gives the same model as run once", "[pass][builtin]") {
   for (const pass_record& p : second.passes) CHECK_FALSE(p.changed);
 }
 
-TEST_CASE("-O1 keeps every light model valid with its output names", "[pass][builtin][models]") {
+TEST_CASE("level O1 keeps every light model valid with its output names", "[pass][builtin][models]") {
   auto dir = test::light_models_dir();
   if (!dir) {
     WARN("../shared/models/onnx-light is absent; skipped");

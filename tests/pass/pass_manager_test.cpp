@@ -189,7 +189,9 @@ TEST_CASE("a nested fixpoint adds its runs to the same records across outer iter
   CHECK(r.passes[1].group == "fixpoint(eliminate-identity,dce)");
   REQUIRE_FALSE(r.fixpoints.empty());
   const fixpoint_record& outer = r.fixpoints.front();
-  CHECK(outer.text == "fixpoint(test-changes{times=2},fixpoint(eliminate-identity,dce))");
+  CHECK(outer.text == "fixpoint{max-iterations=5}(test-changes{times=2},fixpoint(eliminate-identity,dce))");
+  REQUIRE(r.fixpoints.size() == 2);  // one record per group, not per run
+  CHECK(r.fixpoints[1].iterations == 4);
   CHECK(outer.iterations == 3);
   CHECK(outer.converged);
   CHECK(r.passes[0].runs == 3);

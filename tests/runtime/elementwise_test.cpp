@@ -107,8 +107,10 @@ TEST_CASE("inputs that do not broadcast fail with an error naming the node", "[r
 TEST_CASE("cast to float16 and back returns every value float16 can represent", "[runtime][elementwise]") {
   const float min_subnormal = std::ldexp(1.0f, -24);
   const float min_normal = std::ldexp(1.0f, -14);
-  const std::vector<float> exact = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, min_normal, min_subnormal, 3 * min_subnormal, 0.333251953125f};
-  const tensor half = run_op("Cast", {tensor::from_values<float>({9}, exact)}, {.attributes = attrs(ir::attribute::make_int("to", 10))});
+  const std::vector<float> exact = {
+      0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, min_normal, min_subnormal, 3 * min_subnormal, 0.333251953125f};
+  const tensor half = run_op("Cast", {tensor::from_values<float>({9}, exact)},
+                             {.attributes = attrs(ir::attribute::make_int("to", 10))});
   REQUIRE(half.dtype() == ir::data_type::float16);
   const tensor back = run_op("Cast", {half}, {.attributes = attrs(ir::attribute::make_int("to", 1))});
   CHECK(values_of<float>(back) == exact);
@@ -125,28 +127,33 @@ TEST_CASE("float16 casts agree bit for bit with the reference conversions", "[ru
     for (std::uint32_t k = 0; k < 65536; ++k) {
       const float want = runtime::detail::half_to_float(static_cast<std::uint16_t>(k));
       const float got = f.values<float>()[k];
-      mismatches += std::isnan(want) ? !std::isnan(got) : std::bit_cast<std::uint32_t>(got) != std::bit_cast<std::uint32_t>(want);
+      mismatches +=
+          std::isnan(want) ? !std::isnan(got) : std::bit_cast<std::uint32_t>(got) != std::bit_cast<std::uint32_t>(want);
     }
     CHECK(mismatches == 0);
   }
   SECTION("a spread of float bit patterns to float16") {
     std::vector<float> in;
-    for (std::uint64_t bits = 0; bits <= 0xffffffffu; bits += 997) in.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+    for (std::uint64_t bits = 0; bits <= 0xffffffffu; bits += 997)
+      in.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
     const auto n = static_cast<std::int64_t>(in.size());
-    const tensor h = run_op("Cast", {tensor::from_values<float>({n}, in)}, {.attributes = attrs(ir::attribute::make_int("to", 10))});
+    const tensor h =
+        run_op("Cast", {tensor::from_values<float>({n}, in)}, {.attributes = attrs(ir::attribute::make_int("to", 10))});
     std::int64_t mismatches = 0;
-    for (std::int64_t k = 0; k < n; ++k) mismatches += h.values<std::uint16_t>()[k] != runtime::detail::float_to_half(in[k]);
+    for (std::int64_t k = 0; k < n; ++k)
+      mismatches += h.values<std::uint16_t>()[k] != runtime::detail::float_to_half(in[k]);
     CHECK(mismatches == 0);
   }
 }
 
 TEST_CASE("cast to float16 rounds to nearest even in a single rounding", "[runtime][elementwise]") {
   const double tie = 1.0 + std::ldexp(1.0, -11);  // halfway between 1 and the next half
-  const std::vector<double> in = {tie, 1.0 + 3 * std::ldexp(1.0, -11), tie + std::ldexp(1.0, -40), 1e6, -1e6,
-                                  std::numeric_limits<double>::quiet_NaN()};
-  const tensor half = run_op("Cast", {tensor::from_values<double>({6}, in)}, {.attributes = attrs(ir::attribute::make_int("to", 10))});
+  const std::vector<double> in = {tie,  1.0 + 3 * std::ldexp(1.0, -11),          tie + std::ldexp(1.0, -40), 1e6,
+                                  -1e6, std::numeric_limits<double>::quiet_NaN()};
+  const tensor half =
+      run_op("Cast", {tensor::from_values<double>({6}, in)}, {.attributes = attrs(ir::attribute::make_int("to", 10))});
   const std::vector<float> got = half.to_float();
-  CHECK(got[0] == 1.0f);                                          // tie to even
+  CHECK(got[0] == 1.0f);                                           // tie to even
   CHECK(got[1] == static_cast<float>(1.0 + std::ldexp(1.0, -9)));  // tie to even, upwards
   // Just above the tie: a double-to-float-to-half path would land on the tie and round down.
   CHECK(got[2] == static_cast<float>(1.0 + std::ldexp(1.0, -10)));
@@ -217,8 +224,12 @@ TEST_CASE("threaded broadcast loops match a naive loop", "[runtime][elementwise]
     }
     CHECK(mismatches == 0);
   };
-  SECTION("same shape") { check(a, [&](auto i, auto j, auto k) { return (i * c + j) * w + k; }); }
-  SECTION("scalar") { check(tensor::from_values<float>({}, {0.5f}), [](auto, auto, auto) { return 0; }); }
+  SECTION("same shape") {
+    check(a, [&](auto i, auto j, auto k) { return (i * c + j) * w + k; });
+  }
+  SECTION("scalar") {
+    check(tensor::from_values<float>({}, {0.5f}), [](auto, auto, auto) { return 0; });
+  }
   SECTION("per channel") {
     check(tensor::from_values<float>({c, 1}, {1, 2, 3}), [](auto, auto j, auto) { return j; });
   }
@@ -230,12 +241,23 @@ TEST_CASE("threaded broadcast loops match a naive loop", "[runtime][elementwise]
   }
 }
 
+TEST_CASE("unary ops split across threads give the one-thread result", "[runtime][elementwise]") {
+  const std::int64_t n = 200003;  // not a multiple of the block or vector width
+  const tensor x = tensor::from_values<float>({n}, iota_values(n, 6.0f));
+  for (const char* op : {"Gelu", "Sigmoid", "Relu"}) {
+    CAPTURE(op);
+    const tensor one = run_op(op, {x}, {.opset = 20, .threads = 1});
+    const tensor four = run_op(op, {x}, {.opset = 20, .threads = 4});
+    CHECK(values_of<float>(one) == values_of<float>(four));
+  }
+}
+
 TEST_CASE("opsets before 7 broadcast B only when asked, aligned at axis", "[runtime][elementwise]") {
   const tensor a = tensor::from_values<float>({2, 3, 2}, {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1});
   const tensor b = tensor::from_values<float>({3}, {10, 20, 30});
-  const tensor y = run_op("Add", {a, b},
-                          {.attributes = attrs(ir::attribute::make_int("broadcast", 1), ir::attribute::make_int("axis", 1)),
-                           .opset = 6});
+  const tensor y = run_op(
+      "Add", {a, b},
+      {.attributes = attrs(ir::attribute::make_int("broadcast", 1), ir::attribute::make_int("axis", 1)), .opset = 6});
   CHECK(values_of<float>(y) == std::vector<float>{10, 10, 20, 20, 30, 30, 11, 11, 21, 21, 31, 31});
   REQUIRE_THROWS_WITH(run_op("Add", {a, b}, {.opset = 6}), Catch::Contains("'broadcast' is not set"));
 }

@@ -1,12 +1,13 @@
 // The nn kernels on cases the ONNX backend tests leave out: grouped and dilated convolutions
 // on random data against a naive reference (through both the prepacked-weights path and the
 // per-run packing path, on one and two threads, with shapes that take the row-split, the
-// column-split and the in-place pointwise GEMM), depthwise convolution, the error for a
+// column-split and the in-place pointwise GEMM, and Winograd F(2x2, 3x3) for 3x3 stride-1 maps
+// of at least 196 positions), depthwise convolution, the error for a
 // channel mismatch, Gemm's broadcast C and MatMul's broadcast batch dims.
 //
 // Tolerance: the kernels sum float32 products in blocked order, the reference in double; for
-// the at most 288 products of magnitude <= 1 per output here the difference stays far below
-// 1e-4 * (1 + |expected|), which is what the checks allow.
+// the at most 1152 products of magnitude <= 1 per output here (random signs) the difference
+// stays far below 1e-4 * (1 + |expected|), which is what the checks allow.
 
 #include <catch2/catch.hpp>
 
@@ -133,6 +134,10 @@ TEST_CASE("conv with groups and dilations matches a naive reference", "[runtime]
       {1, 32, 7, 7, 64, 3, 2, 1, 2, 2, true},    // 49 positions, as in late ResNet layers
       {1, 16, 12, 12, 24, 1, 1, 1, 1, 0, true},  // 1x1: the GEMM reads the input in place
       {1, 6, 9, 9, 4, 1, 2, 2, 1, 0, false},     // 1x1 stride 2: gathered, grouped
+      {2, 5, 17, 15, 7, 3, 1, 1, 1, 1, false},   // 3x3 stride 1 (Winograd), odd map: partial tiles
+      {1, 3, 20, 16, 4, 3, 1, 1, 1, 0, true},    // Winograd without padding
+      {1, 4, 14, 14, 8, 3, 1, 1, 1, 2, true},    // Winograd with padding 2
+      {1, 128, 9, 9, 40, 3, 1, 1, 1, 1, true},   // depth 1152: weights packed in several blocks
   }));
   CAPTURE(p.c, p.h, p.m, p.k, p.group, p.stride, p.dilation, p.pad);
   const int threads = GENERATE(1, 2);

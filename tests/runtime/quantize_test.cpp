@@ -105,7 +105,8 @@ TEST_CASE("blocked quantization is reported as unsupported", "[runtime][quantize
   const tensor x = tensor::from_values<float>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
   const tensor scale = tensor::from_values<float>({2, 2}, {1, 1, 1, 1});
   try {
-    run_op("QuantizeLinear", {x, scale}, attrs(ir::attribute::make_int("axis", 1), ir::attribute::make_int("block_size", 2)));
+    run_op("QuantizeLinear", {x, scale},
+           attrs(ir::attribute::make_int("axis", 1), ir::attribute::make_int("block_size", 2)));
     FAIL("expected an error");
   } catch (const error& e) {
     CHECK(e.code() == errc::unsupported);

@@ -1,6 +1,7 @@
 #pragma once
 /// The pass interface: one named graph rewrite.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -21,6 +22,14 @@ class pass_context {
   [[nodiscard]] const ir::model& model() const noexcept { return model_; }
   /// The default-domain opset the model imports (0 when none is imported).
   [[nodiscard]] std::int64_t onnx_opset() const { return model_.opset("").value_or(0); }
+
+  /// Whether a value holds constant data a caller cannot replace: an initializer that is not a
+  /// graph input, or any initializer of a model with IR version < 4, where every initializer
+  /// had to be listed as an input and the listing did not make it a feed (ONNX Runtime reads
+  /// such models the same way).
+  [[nodiscard]] bool is_constant(const ir::value& v) const noexcept {
+    return v.is_initializer() && (!v.is_graph_input() || model_.ir_version < 4);
+  }
 
   /// Counts `n` rewrites (one per match applied).
   void rewrote(std::int64_t n = 1) { rewrites_ += n; }

@@ -27,10 +27,11 @@ struct pass_record {
   std::map<std::string, std::int64_t> counters;
 };
 
+/// One fixpoint group's totals; a nested group runs once per outer iteration.
 struct fixpoint_record {
   std::string text;
-  int iterations = 0;
-  bool converged = false;         ///< false when the iteration cap stopped it
+  int iterations = 0;             ///< summed over all runs of the group
+  bool converged = false;         ///< false when the iteration cap stopped any run
 };
 
 struct run_report {
@@ -56,6 +57,7 @@ class pass_manager {
 
   std::vector<std::unique_ptr<pass_instrumentation>> instrumentations_;
   std::map<const pass*, std::size_t> slots_;  // pass instance -> index in report.passes
+  std::map<const pipeline_step*, std::size_t> fixpoint_slots_;  // group -> index in report.fixpoints
 };
 
 }  // namespace inferopt

@@ -33,6 +33,8 @@ class pipeline {
 
 /// Steps as pipeline text.
 [[nodiscard]] std::string to_string(const std::vector<pipeline_step>& steps);
+/// One step as pipeline text (a fixpoint group with its options).
+[[nodiscard]] std::string to_string(const pipeline_step& step);
 
 struct pipeline_parse_options {
   /// Passes to leave out wherever they appear (`--disable-pass`).

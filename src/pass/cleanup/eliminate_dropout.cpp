@@ -9,8 +9,8 @@ namespace {
 
 /// The constant tensor behind a value: an initializer nobody can override, or a Constant
 /// node's `value` attribute.
-const ir::tensor* constant_of(const ir::value* v) {
-  if (v->is_constant()) return v->initializer();
+const ir::tensor* constant_of(const ir::value* v, const pass_context& ctx) {
+  if (ctx.is_constant(*v)) return v->initializer();
   const ir::node* p = v->producer();
   if (p && p->is("Constant")) {
     const ir::attribute* a = p->find_attribute("value");
@@ -19,15 +19,15 @@ const ir::tensor* constant_of(const ir::value* v) {
   return nullptr;
 }
 
-bool is_constant_false(const ir::value* v) {
-  const ir::tensor* t = constant_of(v);
+bool is_constant_false(const ir::value* v, const pass_context& ctx) {
+  const ir::tensor* t = constant_of(v, ctx);
   if (!t || t->dtype != ir::data_type::boolean || t->element_count() != 1 || !t->has_data()) return false;
   return (*t->bytes)[0] == 0;
 }
 
 enum class verdict { removable, mask_used, training_mode };
 
-verdict classify(const ir::node& n, std::int64_t opset) {
+verdict classify(const ir::node& n, std::int64_t opset, const pass_context& ctx) {
   if (ir::value* mask = n.output(1); mask && (mask->has_uses() || mask->is_graph_output())) return verdict::mask_used;
   if (opset < 7) {
     const bool is_test = n.attr_int("is_test", 0) != 0;
@@ -36,7 +36,7 @@ verdict classify(const ir::node& n, std::int64_t opset) {
   }
   if (opset < 12) return verdict::removable;
   const ir::value* training = n.input(2);
-  return !training || is_constant_false(training) ? verdict::removable : verdict::training_mode;
+  return !training || is_constant_false(training, ctx) ? verdict::removable : verdict::training_mode;
 }
 
 }  // namespace
@@ -46,7 +46,7 @@ bool eliminate_dropout::run(ir::graph& g, pass_context& ctx) {
   const std::int64_t opset = ctx.onnx_opset();
   for (ir::node* n : g.node_list()) {
     if (n->is_dead() || !n->is("Dropout") || !n->input(0) || !n->output(0)) continue;
-    switch (classify(*n, opset)) {
+    switch (classify(*n, opset, ctx)) {
       case verdict::mask_used: ctx.count("declined-mask-used"); continue;
       case verdict::training_mode: ctx.count("declined-training-mode"); continue;
       case verdict::removable: break;

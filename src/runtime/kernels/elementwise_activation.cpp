@@ -7,7 +7,6 @@
 #include <cmath>
 #include <numbers>
 #include <optional>
-
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "elementwise_common.hpp"
@@ -26,9 +25,11 @@ struct relu {
 struct leaky_relu {
   float alpha;
   explicit leaky_relu(const kernel_build_info& info) : alpha(info.node.attr_float("alpha", 0.01f)) {}
+  // x < 0 ? alpha x : x as a sum of two selects: a select feeding a multiply is not
+  // vectorized (the compiler must not speculate a float op that may trap).
   template <class T>
   T operator()(T x) const {
-    return x < T(0) ? T(alpha) * x : x;
+    return (x < T(0) ? T(0) : x) + T(alpha) * (x < T(0) ? x : T(0));
   }
 };
 
@@ -85,17 +86,30 @@ struct erf_op {
   }
 };
 
-/// erfc(z) for z >= 0 with relative error below 1.2e-7 (Numerical Recipes' erfcc, a
-/// Chebyshev fit), as an Eigen expression so it vectorizes; Eigen has no vectorized erfc.
+/// 0.5 erfc(|x| / sqrt 2) for a block of x, with relative error below 1.2e-7 (Numerical
+/// Recipes' erfcc, a Chebyshev fit). Eigen has no vectorized erfc: the polynomial is a plain
+/// loop the compiler vectorizes and the exponential Eigen's.
 template <class A>
-auto erfc_nonnegative(const A& z) {
-  using T = typename A::Scalar;
-  const block_array<T> t = T(1) / (T(1) + T(0.5) * z);
-  block_array<T> poly = T(-0.82215223) + t * T(0.17087277);
-  for (const double c : {1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196, 1.00002368}) {
-    poly = T(c) + t * poly;
+block_array<float> half_erfc_of_abs_over_sqrt2(const A& x) {
+  const Eigen::Index n = x.size();
+  block_array<float> t(n);
+  block_array<float> arg(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const float z = std::abs(x[i]) * static_cast<float>(1 / std::numbers::sqrt2);
+    const float u = 1.0f / (1.0f + 0.5f * z);
+    float p = 0.17087277f;
+    p = -0.82215223f + u * p;
+    p = 1.48851587f + u * p;
+    p = -1.13520398f + u * p;
+    p = 0.27886807f + u * p;
+    p = -0.18628806f + u * p;
+    p = 0.09678418f + u * p;
+    p = 0.37409196f + u * p;
+    p = 1.00002368f + u * p;
+    t[i] = 0.5f * u;
+    arg[i] = -z * z - 1.26551223f + u * p;
   }
-  return block_array<T>(t * (-z * z - T(1.26551223) + t * poly).exp());
+  return t * arg.exp();
 }
 
 /// 0.5 x (1 + erf(x / sqrt 2)), or with approximate = "tanh" 0.5 x (1 + tanh(sqrt(2/pi) (x +
@@ -108,13 +122,16 @@ struct gelu {
   bool tanh_approximation;
   explicit gelu(const kernel_build_info& info) {
     const std::string mode = info.node.attr_string("approximate", "none");
-    if (mode != "none" && mode != "tanh") info.fail("attribute 'approximate' must be 'none' or 'tanh', got '" + mode + "'");
+    if (mode != "none" && mode != "tanh")
+      info.fail("attribute 'approximate' must be 'none' or 'tanh', got '" + mode + "'");
     tanh_approximation = mode == "tanh";
   }
 
+  // x Phi(x), given h = 0.5 erfc(|x| / sqrt 2): Phi is 1 - h above 0 and h elsewhere (at 0,
+  // h = 0.5 = Phi(0)). Arithmetic instead of a select, which the compiler does not vectorize.
   template <class T>
-  static T times_phi(T x, T erfc_half) {  // x Phi(x), given 0.5 erfc(|x| / sqrt 2)
-    return x * (x > T(0) ? T(1) - erfc_half : (x < T(0) ? erfc_half : T(0.5)));
+  static T times_phi(T x, T h) {
+    return x * (h + static_cast<T>(x > T(0)) * (T(1) - T(2) * h));
   }
 
   template <class T>
@@ -136,7 +153,7 @@ struct gelu {
     }
     array_t y(x.size());
     if constexpr (std::is_same_v<T, float>) {
-      const array_t e = T(0.5) * erfc_nonnegative(array_t(x.abs() * T(1 / std::numbers::sqrt2)));
+      const array_t e = half_erfc_of_abs_over_sqrt2(x);
       for (Eigen::Index i = 0; i < x.size(); ++i) y[i] = times_phi(x[i], e[i]);  // vectorizes as blends
     } else {
       for (Eigen::Index i = 0; i < x.size(); ++i) y[i] = (*this)(x[i]);  // double: the C library's erfc
@@ -227,12 +244,20 @@ class prelu_kernel final : public kernel {
       ctx.fail("slope of shape " + to_string(slope.shape()) + " does not broadcast to the input's shape " +
                to_string(x.shape()));
     }
-    using types = concat<float_types, type_list<native<std::int32_t>, native<std::int64_t>, native<std::uint32_t>,
-                                                native<std::uint64_t>>>;
+    using types =
+        concat<float_types,
+               type_list<native<std::int32_t>, native<std::int64_t>, native<std::uint32_t>, native<std::uint64_t>>>;
     dispatch<types>(ctx, x.dtype(), [&](auto e) {
       using E = decltype(e);
       tensor& y = ctx.allocate_output(0, E::type, x.shape());
-      binary_map<E, E, E>(ctx.threads(), x, slope, y, [](auto v, auto s) { return v < decltype(v)(0) ? s * v : v; });
+      binary_map<E, E, E>(ctx.threads(), x, slope, y, [](auto v, auto s) {
+        using T = decltype(v);
+        if constexpr (std::is_floating_point_v<T>) {
+          return (v < T(0) ? T(0) : v) + s * (v < T(0) ? v : T(0));  // vectorizes, as in leaky_relu
+        } else {
+          return v < T(0) ? wrapping_mul(s, v) : v;
+        }
+      });
     });
   }
 
@@ -285,7 +310,8 @@ class clip_kernel final : public kernel {
   template <class E>
   static typename E::value bound(const kernel_context& ctx, const tensor& t, const tensor& x, const char* name) {
     if (t.dtype() != x.dtype()) ctx.fail(std::string("'") + name + "' has a different type than the input");
-    if (t.element_count() != 1) ctx.fail(std::string("'") + name + "' must be a scalar, got shape " + to_string(t.shape()));
+    if (t.element_count() != 1)
+      ctx.fail(std::string("'") + name + "' must be a scalar, got shape " + to_string(t.shape()));
     return E::load(t.data<typename E::storage>()[0]);
   }
 

@@ -219,7 +219,8 @@ class variadic_kernel final : public kernel {
       tensor scratch = std::is_same_v<Acc, E> ? tensor() : tensor(Acc::type, shape);
       tensor& acc = std::is_same_v<Acc, E> ? y : scratch;
       binary_map<E, E, Acc>(ctx.threads(), *inputs[0], *inputs[1], acc, Op{});
-      for (std::size_t i = 2; i < inputs.size(); ++i) binary_map<Acc, E, Acc>(ctx.threads(), acc, *inputs[i], acc, Op{});
+      for (std::size_t i = 2; i < inputs.size(); ++i)
+        binary_map<Acc, E, Acc>(ctx.threads(), acc, *inputs[i], acc, Op{});
       if constexpr (Mean) {
         const T n = static_cast<T>(inputs.size());
         unary_map<Acc, Acc>(ctx.threads(), acc, acc, [n](T v) { return v / n; });

@@ -51,8 +51,8 @@ struct convert {
     } else if constexpr (std::is_same_v<From, boolean>) {
       return v ? out_t(1) : out_t(0);
     } else if constexpr (std::is_floating_point_v<out_t>) {
-      if constexpr ((std::is_same_v<in_t, double> || std::is_integral_v<in_t>) &&
-                    !std::is_same_v<typename To::storage, out_t>) {
+      if constexpr ((std::is_same_v<in_t, double> ||
+                     std::is_integral_v<in_t>)&&!std::is_same_v<typename To::storage, out_t>) {
         return round_to_odd_float(static_cast<double>(v));  // to half / bfloat16 in one rounding
       } else {
         return static_cast<out_t>(v);
@@ -86,7 +86,6 @@ void cast_to(kernel_context& ctx, const tensor& x, data_type to, bool truncate_b
   });
 }
 
-
 class cast_kernel final : public kernel {
  public:
   explicit cast_kernel(const kernel_build_info& info) : truncate_bfloat16_(info.opset < 19) {
@@ -110,9 +109,7 @@ class cast_kernel final : public kernel {
 class cast_like_kernel final : public kernel {
  public:
   explicit cast_like_kernel(const kernel_build_info& info) : truncate_bfloat16_(info.opset < 19) {}
-  void compute(kernel_context& ctx) override {
-    cast_to(ctx, ctx.input(0), ctx.input(1).dtype(), truncate_bfloat16_);
-  }
+  void compute(kernel_context& ctx) override { cast_to(ctx, ctx.input(0), ctx.input(1).dtype(), truncate_bfloat16_); }
 
  private:
   bool truncate_bfloat16_;
@@ -136,7 +133,8 @@ class dropout_kernel final : public kernel {
     const tensor& x = ctx.input(0);
     if (opset_ >= 12 && ctx.has_input(2)) {
       const tensor& mode = ctx.input(2);
-      if (mode.dtype() != data_type::boolean || mode.element_count() != 1) ctx.fail("training_mode must be a bool scalar");
+      if (mode.dtype() != data_type::boolean || mode.element_count() != 1)
+        ctx.fail("training_mode must be a bool scalar");
       const bool training = mode.data<std::uint8_t>()[0] != 0;
       float ratio = 0.5f;
       if (ctx.has_input(1)) {

@@ -56,16 +56,26 @@ class where_kernel final : public kernel {
     const tensor& c = ctx.input(0);
     const tensor& x = ctx.input(1);
     const tensor& y = ctx.input(2);
-    if (c.dtype() != data_type::boolean) ctx.fail("condition must be bool, got " + std::string(ir::to_string(c.dtype())));
+    if (c.dtype() != data_type::boolean)
+      ctx.fail("condition must be bool, got " + std::string(ir::to_string(c.dtype())));
     if (x.dtype() != y.dtype()) ctx.fail("X and Y types differ");
     const shape_t shape = detail::broadcast_shapes(ctx, {&c.shape(), &x.shape(), &y.shape()});
     // Selection copies bits, so the element width is all that matters.
     switch (ir::element_size(x.dtype())) {
-      case 1: run<std::uint8_t>(ctx, c, x, y, shape); break;
-      case 2: run<std::uint16_t>(ctx, c, x, y, shape); break;
-      case 4: run<std::uint32_t>(ctx, c, x, y, shape); break;
-      case 8: run<std::uint64_t>(ctx, c, x, y, shape); break;
-      default: ctx.unsupported("element type " + std::string(ir::to_string(x.dtype())) + " is not supported");
+      case 1:
+        run<std::uint8_t>(ctx, c, x, y, shape);
+        break;
+      case 2:
+        run<std::uint16_t>(ctx, c, x, y, shape);
+        break;
+      case 4:
+        run<std::uint32_t>(ctx, c, x, y, shape);
+        break;
+      case 8:
+        run<std::uint64_t>(ctx, c, x, y, shape);
+        break;
+      default:
+        ctx.unsupported("element type " + std::string(ir::to_string(x.dtype())) + " is not supported");
     }
   }
 
@@ -89,7 +99,10 @@ class where_kernel final : public kernel {
       const std::int64_t kx = p.inner_step[1];
       const std::int64_t ky = p.inner_step[2];
       if (kc && kx && ky) {
-        for (std::int64_t i = 0; i < len; ++i) z[i] = sc[i] ? sx[i] : sy[i];
+        for (std::int64_t i = 0; i < len; ++i) {  // a mask select, which vectorizes
+          const auto m = static_cast<Bits>(Bits{0} - static_cast<Bits>(sc[i] != 0));
+          z[i] = static_cast<Bits>((sx[i] & m) | (sy[i] & static_cast<Bits>(~m)));
+        }
       } else {
         for (std::int64_t i = 0; i < len; ++i) z[i] = sc[i * kc] ? sx[i * kx] : sy[i * ky];
       }

@@ -204,7 +204,8 @@ struct is_inf {
   bool negative;
   bool positive;
   explicit is_inf(const kernel_build_info& info)
-      : negative(info.node.attr_int("detect_negative", 1) != 0), positive(info.node.attr_int("detect_positive", 1) != 0) {}
+      : negative(info.node.attr_int("detect_negative", 1) != 0),
+        positive(info.node.attr_int("detect_positive", 1) != 0) {}
   template <class T>
   bool operator()(T x) const {
     return std::isinf(x) && (x > T(0) ? positive : negative);

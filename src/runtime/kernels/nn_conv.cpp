@@ -1,17 +1,21 @@
 // Conv and ConvTranspose (float32 and float64), N-d with groups, strides, dilations, pads and
 // auto_pad.
 //
-// Strategy, per image n and group g (weights stay in ONNX's [M, C/g, k...] layout, which is
-// already the row-major left operand the GEMM wants, so nothing is copied at build time; Eigen
-// packs panels itself inside each product):
-//   - 1x1 windows with stride 1 and no padding: Y_g = W_g * X_g straight from the input.
-//   - one input channel per group with 1 or 2 spatial dims (depthwise): a direct loop over
-//     the window that the compiler vectorizes along the output row; no GEMM.
-//   - otherwise im2col: col[C/g * k, out] gathered from X_g, then Y_g = W_g * col.
-// The bias is written into Y_g before the product and the product accumulates onto it, so
-// the bias costs no extra pass. Small per-group products (grouped convs, batches) run in
-// parallel over (n, g) with one thread each; large ones run one at a time with the GEMM and
-// the gather parallel inside.
+// Strategy, per image n and group g:
+//   - depthwise (one input channel per group, 1 or 2 spatial dims): a direct loop over the
+//     window that the compiler vectorizes along the output row; no GEMM.
+//   - float32 3x3 stride-1 maps of at least 196 outputs, one group, constant weights:
+//     Winograd F(2x2, 3x3) (nn_winograd.hpp), 16 GEMMs on nn::gemm_packed.
+//   - float32 otherwise: Y_g = bias_g + W_g * X_g through nn::gemm_packed. The weights are
+//     packed into the panels of Eigen's GEBP kernel once, when the session is built, if they
+//     are a constant initializer (each run checks that the input still is that constant: a
+//     graph input may override its initializer), else once per run. The right operand is X_g
+//     itself for 1x1 windows with stride 1 and no padding, and otherwise im2col columns that
+//     the GEMM gathers one cache block at a time (the column matrix never exists in full).
+//     The bias is written into each output tile right before its product accumulates onto it.
+//   - float64 otherwise: im2col into a scratch buffer, bias rows, then nn::gemm (Eigen).
+// Small per-group products (grouped convs, batches) run in parallel over (n, g) with one
+// thread each; large ones run one at a time with the GEMM parallel inside.
 // ConvTranspose is the adjoint: col[M/g * k, in] = W_g^T * X_g, then col2im adds col into Y_g.
 // Error bound: that of nn::gemm with k = C/g * prod(kernel) (float32 dot products).
 
@@ -24,6 +28,7 @@
 #include "inferopt/runtime/detail/kernel_util.hpp"
 #include "nn_common.hpp"
 #include "nn_gemm.hpp"
+#include "nn_winograd.hpp"
 
 namespace inferopt::runtime::nn {
 
@@ -278,38 +283,33 @@ const T* bias_of(const kernel_context& ctx, std::size_t index, std::int64_t chan
   return b.data<T>();
 }
 
-/// Weights packed for nn::gemm_packed, one block per group, with the address of the constant
-/// they came from (a graph input may override an initializer, so the address is checked at
-/// every run).
-struct packed_weights {
-  tensor storage;              // float32, 64-byte aligned
-  std::size_t group_size = 0;  // floats per group (a multiple of 16)
-  const void* source = nullptr;
-
-  /// Packs w [M, C/g, k...] as `group` row-major [M/g, C/g * k] blocks into `out`.
-  static void pack(const float* w, std::int64_t m, std::int64_t k, std::int64_t group, std::size_t group_size,
-                   float* out) {
-    for (std::int64_t grp = 0; grp < group; ++grp) {
-      pack_weights(w + grp * (m / group) * k, m / group, k, out + static_cast<std::size_t>(grp) * group_size);
-    }
+/// Packs w [M, C/g, k...] as `group` row-major [M/g, C/g * k] blocks of `group_size` floats.
+void pack_groups(const float* w, std::int64_t m, std::int64_t k, std::int64_t group, std::size_t group_size, float* out,
+                 int threads) {
+  for (std::int64_t grp = 0; grp < group; ++grp) {
+    pack_weights(w + grp * (m / group) * k, m / group, k, out + static_cast<std::size_t>(grp) * group_size, threads);
   }
-};
+}
 
 class conv_kernel final : public kernel {
  public:
   conv_kernel(window_attrs attrs, std::int64_t group) : attrs_(std::move(attrs)), group_(group) {}
 
-  /// Packs constant float weights now, so that runs skip it (not worth it for depthwise).
-  void prepack(const ir::tensor& w) {
+  /// Remembers constant float weights and packs them now for the path their convolution will
+  /// take (Winograd when the attributes allow it and the input's declared shape, if any, is
+  /// large enough); a path first needed later packs them then, once.
+  void prepack(const ir::tensor& w, const ir::value* input) {
     if (w.dtype != data_type::float32 || !w.has_data() || w.dims.size() < 3 || w.dims.size() > max_packed_rank + 2) return;
     const std::int64_t m = w.dims[0], k = ir::tensor::element_count(std::span(w.dims).subspan(1));
     if (m <= 0 || k <= 0 || m % group_ != 0 || w.byte_size() != static_cast<std::size_t>(m * k) * sizeof(float)) return;
     if (w.dims[1] == 1 && w.dims.size() <= 4) return;  // depthwise: a direct loop, no GEMM
-    packed_.group_size = packed_size(m / group_, k);
-    packed_.storage = tensor(data_type::float32, {static_cast<std::int64_t>(packed_.group_size * group_)});
-    packed_weights::pack(reinterpret_cast<const float*>(w.bytes->data()), m, k, group_, packed_.group_size,
-                         packed_.storage.mutable_data<float>());
-    packed_.source = w.bytes->data();
+    constant_ = w.bytes->data();
+    const float* data = reinterpret_cast<const float*>(w.bytes->data());
+    if (winograd_likely(w.dims, input)) {
+      pack_winograd(data, m, w.dims[1]);
+    } else {
+      pack_regular(data, m, k);
+    }
   }
 
   void compute(kernel_context& ctx) override {
@@ -319,6 +319,40 @@ class conv_kernel final : public kernel {
   }
 
  private:
+  /// Whether Winograd will probably serve this conv: 3x3, stride 1, dilation 1, one group and
+  /// an output that winograd_applies to (when the input's shape is declared).
+  bool winograd_likely(const dims& w, const ir::value* input) const {
+    if (group_ != 1 || w.size() != 4 || w[2] != 3 || w[3] != 3) return false;
+    auto ones = [](const dims& d) { return std::all_of(d.begin(), d.end(), [](std::int64_t v) { return v == 1; }); };
+    if (!ones(attrs_.strides) || !ones(attrs_.dilations)) return false;
+    if (!input || !input->type() || !input->type()->dims || input->type()->dims->size() != 4) return true;
+    const auto& shape = *input->type()->dims;
+    if (!shape[2].is_static() || !shape[3].is_static()) return true;
+    window_geometry g;
+    g.kernel = {3, 3};
+    g.stride = g.dilation = {1, 1};
+    g.in = {shape[2].value(), shape[3].value()};
+    g.out = g.in;
+    if (attrs_.pad_mode == auto_pad::valid) g.out = {g.in[0] - 2, g.in[1] - 2};
+    if (attrs_.pad_mode == auto_pad::notset && attrs_.pads.size() == 4) {
+      g.out = {g.in[0] + attrs_.pads[0] + attrs_.pads[2] - 2, g.in[1] + attrs_.pads[1] + attrs_.pads[3] - 2};
+    } else if (attrs_.pad_mode == auto_pad::notset) {
+      g.out = {g.in[0] - 2, g.in[1] - 2};
+    }
+    return winograd_applies(g);
+  }
+
+  void pack_regular(const float* w, std::int64_t m, std::int64_t k, int threads = 1) {
+    packed_group_size_ = packed_size(m / group_, k);
+    packed_ = tensor(data_type::float32, {static_cast<std::int64_t>(packed_group_size_ * group_)});
+    pack_groups(w, m, k, group_, packed_group_size_, packed_.mutable_data<float>(), threads);
+  }
+
+  void pack_winograd(const float* w, std::int64_t m, std::int64_t c) {
+    winograd_ = tensor(data_type::float32, {static_cast<std::int64_t>(winograd_packed_size(m, c))});
+    winograd_pack(w, m, c, winograd_.mutable_data<float>());
+  }
+
   template <class T>
   void run(kernel_context& ctx) {
     const tensor& x = ctx.input(0);
@@ -335,12 +369,12 @@ class conv_kernel final : public kernel {
     if (out_channels % group_ != 0) {
       ctx.fail(std::to_string(out_channels) + " output channels are not divisible by group " + std::to_string(group_));
     }
-    const dims kernel(w.shape().begin() + 2, w.shape().end());
-    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel) {
+    const dims window(w.shape().begin() + 2, w.shape().end());
+    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != window) {
       ctx.fail("kernel_shape " + dims_text(attrs_.kernel_shape) + " does not match weights of shape " + to_string(w.shape()));
     }
     const T* bias = bias_of<T>(ctx, 2, out_channels);
-    const window_geometry g = resolve_window(ctx, attrs_, dims(x.shape().begin() + 2, x.shape().end()), kernel);
+    const window_geometry g = resolve_window(ctx, attrs_, dims(x.shape().begin() + 2, x.shape().end()), window);
     shape_t y_shape{batch, out_channels};
     y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
     tensor& y = ctx.allocate_output(0, x.dtype(), y_shape);
@@ -358,19 +392,31 @@ class conv_kernel final : public kernel {
     const std::int64_t in_size = g.in_size(), out_size = g.out_size();
     const bool pointwise = is_pointwise(g);
 
-    // float: weights packed for gemm_packed (at build time when constant), columns gathered
-    // block by block. double: im2col into scratch, then gemm.
+    // float: Winograd for large 3x3 maps, else packed weights and columns gathered block by
+    // block. double: im2col into scratch, then gemm.
     const float* packed = nullptr;
     std::size_t group_size = 0;
     if constexpr (std::is_same_v<T, float>) {
+      const bool constant = constant_ && w.raw() == constant_;
+      // Winograd only for constant weights: transforming them on every run would cost about
+      // what it saves.
+      if (constant && group_ == 1 && winograd_applies(g)) {
+        if (winograd_.empty()) pack_winograd(wd, out_channels, channels);
+        for (std::int64_t n = 0; n < batch; ++n) {
+          winograd_conv(winograd_.data<float>(), out_channels, channels, xd + n * channels * in_size, g, bias,
+                        yd + n * out_channels * out_size, threads);
+        }
+        return;
+      }
       if (g.rank() <= max_packed_rank) {
-        if (packed_.source && w.raw() == packed_.source) {
-          packed = packed_.storage.data<float>();
-          group_size = packed_.group_size;
+        if (constant) {
+          if (packed_.empty()) pack_regular(wd, out_channels, kg, threads);
+          packed = packed_.data<float>();
+          group_size = packed_group_size_;
         } else {
           group_size = packed_size(mg, kg);
           float* buffer = aligned_scratch(group_size * static_cast<std::size_t>(group_));
-          packed_weights::pack(wd, out_channels, kg, group_, group_size, buffer);
+          pack_groups(wd, out_channels, kg, group_, group_size, buffer, threads);
           packed = buffer;
         }
       }
@@ -425,7 +471,13 @@ class conv_kernel final : public kernel {
 
   window_attrs attrs_;
   std::int64_t group_;
-  packed_weights packed_;
+  // Constant weights, packed once per path on first need; `constant_` is the initializer's
+  // data, which the graph (owned by the session, like this kernel) keeps alive. A graph input
+  // may override its initializer, so every run checks that the weights still are that data.
+  const void* constant_ = nullptr;
+  tensor packed_;  // float32: group blocks of packed_group_size_ floats, for gemm_packed
+  std::size_t packed_group_size_ = 0;
+  tensor winograd_;  // float32: winograd_packed_size floats, for winograd_conv
 };
 
 class conv_transpose_kernel final : public kernel {
@@ -444,7 +496,7 @@ class conv_transpose_kernel final : public kernel {
 
  private:
   /// The geometry of the forward conv that ConvTranspose inverts: its `in` is our output.
-  window_geometry geometry(const kernel_context& ctx, const dims& in, const dims& kernel) const {
+  window_geometry geometry(const kernel_context& ctx, const dims& in, const dims& window) const {
     const std::size_t rank = in.size();
     auto pick = [&](const dims& d, std::int64_t fallback, std::size_t want, const char* name) {
       if (d.empty()) return dims(want, fallback);
@@ -453,7 +505,7 @@ class conv_transpose_kernel final : public kernel {
     };
     window_geometry g;
     g.out = in;
-    g.kernel = kernel;
+    g.kernel = window;
     g.stride = pick(attrs_.strides, 1, rank, "strides");
     g.dilation = pick(attrs_.dilations, 1, rank, "dilations");
     const dims pads = pick(attrs_.pads, 0, 2 * rank, "pads");
@@ -468,7 +520,7 @@ class conv_transpose_kernel final : public kernel {
     g.pad_begin.resize(rank);
     g.pad_end.resize(rank);
     for (std::size_t d = 0; d < rank; ++d) {
-      const std::int64_t span = g.dilation[d] * (kernel[d] - 1) + 1;
+      const std::int64_t span = g.dilation[d] * (window[d] - 1) + 1;
       const std::int64_t full = g.stride[d] * (in[d] - 1) + out_pad[d] + span;
       if (!wanted.empty() || attrs_.pad_mode == auto_pad::same_upper || attrs_.pad_mode == auto_pad::same_lower) {
         g.in[d] = !wanted.empty() ? wanted[d] : in[d] * g.stride[d];
@@ -502,12 +554,12 @@ class conv_transpose_kernel final : public kernel {
                " with group " + std::to_string(group_) + " do not take them");
     }
     const std::int64_t group_channels = channels / group_, mg = w.dim(1), out_channels = mg * group_;
-    const dims kernel(w.shape().begin() + 2, w.shape().end());
-    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel) {
+    const dims window(w.shape().begin() + 2, w.shape().end());
+    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != window) {
       ctx.fail("kernel_shape " + dims_text(attrs_.kernel_shape) + " does not match weights of shape " + to_string(w.shape()));
     }
     const T* bias = bias_of<T>(ctx, 2, out_channels);
-    const window_geometry g = geometry(ctx, dims(x.shape().begin() + 2, x.shape().end()), kernel);
+    const window_geometry g = geometry(ctx, dims(x.shape().begin() + 2, x.shape().end()), window);
     shape_t y_shape{batch, out_channels};
     y_shape.insert(y_shape.end(), g.in.begin(), g.in.end());
     tensor& y = ctx.allocate_output(0, x.dtype(), y_shape);
@@ -559,7 +611,7 @@ std::int64_t group_of(const kernel_build_info& info) {
 void register_conv_kernels(kernel_registry& r) {
   r.add("", "Conv", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
     auto k = std::make_unique<conv_kernel>(parse_window_attrs(info, false), group_of(info));
-    if (const ir::value* w = info.node.input(1); w && w->initializer()) k->prepack(*w->initializer());
+    if (const ir::value* w = info.node.input(1); w && w->initializer()) k->prepack(*w->initializer(), info.node.input(0));
     return k;
   });
   r.add("", "ConvTranspose", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {

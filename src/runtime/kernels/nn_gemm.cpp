@@ -47,11 +47,11 @@ std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept {
   return isa_generic::packed_size(m, k);
 }
 
-void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out) noexcept {
+void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, int threads) noexcept {
   switch (chosen()) {
-    case isa::avx512: return isa_avx512::pack_weights(w, m, k, out);
-    case isa::avx2: return isa_avx2::pack_weights(w, m, k, out);
-    case isa::generic: return isa_generic::pack_weights(w, m, k, out);
+    case isa::avx512: return isa_avx512::pack_weights(w, m, k, out, threads);
+    case isa::avx2: return isa_avx2::pack_weights(w, m, k, out, threads);
+    case isa::generic: return isa_generic::pack_weights(w, m, k, out, threads);
   }
 }
 

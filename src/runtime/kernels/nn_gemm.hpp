@@ -58,8 +58,8 @@ using panel_source = void (*)(const void* context, std::int64_t k0, std::int64_t
 /// Floats needed to pack an m x k left operand.
 [[nodiscard]] std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept;
 /// Packs W (row-major, leading dim k) into `out`, which must be 64-byte aligned and hold
-/// packed_size(m, k) floats.
-void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out) noexcept;
+/// packed_size(m, k) floats; blocks are packed in parallel on up to `threads` threads.
+void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, int threads = 1) noexcept;
 /// C = bias[row] (0 when bias is null) + packed W * B, where B is `b` (leading dim ldb) or,
 /// when b is null, what `source` writes for `context`.
 void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,
@@ -74,7 +74,7 @@ void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64
   void gemm(const gemm_args<float>& args, int threads) noexcept;                                            \
   void gemm(const gemm_args<double>& args, int threads) noexcept;                                           \
   [[nodiscard]] std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept;                           \
-  void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out) noexcept;                   \
+  void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, int threads) noexcept;      \
   void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,     \
                    std::int64_t ldb, panel_source source, const void* context, const float* bias, float* c, \
                    std::int64_t ldc, int threads) noexcept;                                                 \

@@ -12,8 +12,8 @@ bool available() noexcept { return false; }
 void gemm(const gemm_args<float>& args, int threads) noexcept { isa_generic::gemm(args, threads); }
 void gemm(const gemm_args<double>& args, int threads) noexcept { isa_generic::gemm(args, threads); }
 std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept { return isa_generic::packed_size(m, k); }
-void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out) noexcept {
-  isa_generic::pack_weights(w, m, k, out);
+void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, int threads) noexcept {
+  isa_generic::pack_weights(w, m, k, out, threads);
 }
 void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,
                  std::int64_t ldb, panel_source source, const void* context, const float* bias, float* c,

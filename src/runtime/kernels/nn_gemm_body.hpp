@@ -158,7 +158,7 @@ void packed_part(const packed_problem& p, index r0, index r1, index c0, index c1
 }
 
 // Start of part t of `parts` over [0, total), on multiples of `unit`.
-index split_point(index total, int t, int parts, index unit) {
+index split_point(index total, index t, index parts, index unit) {
   if (t >= parts) return total;
   return total * t / parts / unit * unit;
 }
@@ -179,18 +179,36 @@ std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept {
   return static_cast<std::size_t>(size);
 }
 
-void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out) noexcept {
+void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, int threads) noexcept {
   if (m <= 0 || k <= 0) return;
   const blocking bl = blocking_for(m, k);
   const lhs_mapper rhs(w, k);  // W^T, column-major with leading dim k
-  for (index k2 = 0; k2 < k; k2 += bl.kc) {
-    const index kc = smaller(bl.kc, k - k2);
-    for (index j2 = 0; j2 < m; j2 += bl.nc) {
-      const index nc = smaller(bl.nc, m - j2);
-      pack_rhs()(out, rhs.getSubMapper(k2, j2), kc, nc);
-      out += round_up(kc * nc, block_alignment);
+  const index column_blocks = (m + bl.nc - 1) / bl.nc, blocks = ((k + bl.kc - 1) / bl.kc) * column_blocks;
+  // Block b (depth block b / column_blocks, column block b % column_blocks) starts after all
+  // blocks before it; only the last depth block and the last column block are shorter.
+  auto offset_of = [&](index b) {
+    const index kb = b / column_blocks, jb = b % column_blocks;
+    index offset = 0;
+    for (index k2 = 0; k2 < kb * bl.kc; k2 += bl.kc) {
+      for (index j2 = 0; j2 < m; j2 += bl.nc) offset += round_up(smaller(bl.kc, k - k2) * smaller(bl.nc, m - j2), block_alignment);
     }
+    for (index j2 = 0; j2 < jb * bl.nc; j2 += bl.nc) {
+      offset += round_up(smaller(bl.kc, k - kb * bl.kc) * smaller(bl.nc, m - j2), block_alignment);
+    }
+    return offset;
+  };
+  auto pack_block = [&](index b) {
+    const index k2 = (b / column_blocks) * bl.kc, j2 = (b % column_blocks) * bl.nc;
+    pack_rhs()(out + offset_of(b), rhs.getSubMapper(k2, j2), smaller(bl.kc, k - k2), smaller(bl.nc, m - j2));
+  };
+#ifdef _OPENMP
+  if (threads > 1 && blocks > 1) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (index b = 0; b < blocks; ++b) pack_block(b);
+    return;
   }
+#endif
+  for (index b = 0; b < blocks; ++b) pack_block(b);
 }
 
 void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,
@@ -207,20 +225,25 @@ void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64
   index kc = k, mc = n, nc = m;
   Eigen::internal::computeProductBlockingSizes<float, float, 1>(kc, mc, nc, index(1));
   p.mc = larger(smaller(mc, n), 1);
-  // Many spatial rows: split them (each thread packs only its own rows). Few (late layers,
-  // 7x7 maps): split the output channels and let each thread pack all rows.
-  const bool split_rows = n >= 256 * static_cast<index>(threads);
   if (threads <= 1) {
     packed_part(p, 0, n, 0, m);
     return;
   }
 #ifdef _OPENMP
+  if (n >= 256 * static_cast<index>(threads)) {
+    // Many spatial rows: split them into chunks of at least 4 register panels, up to 4 per
+    // thread, taken dynamically (a thread that is held up does not hold up the others). Each
+    // chunk packs only its own rows; the packed weights are shared.
+    const index chunks = smaller(4 * static_cast<index>(threads), larger(1, n / (4 * traits::mr)));
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (index ch = 0; ch < chunks; ++ch) {
+      packed_part(p, split_point(n, ch, chunks, traits::mr), split_point(n, ch + 1, chunks, traits::mr), 0, m);
+    }
+  } else {
+    // Few rows (late layers, 7x7 maps): split the output channels; each thread packs all rows.
 #pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num(), parts = omp_get_num_threads();
-    if (split_rows) {
-      packed_part(p, split_point(n, t, parts, traits::mr), split_point(n, t + 1, parts, traits::mr), 0, m);
-    } else {
+    {
+      const index t = omp_get_thread_num(), parts = omp_get_num_threads();
       packed_part(p, 0, n, split_point(m, t, parts, traits::nr), split_point(m, t + 1, parts, traits::nr));
     }
   }

@@ -131,18 +131,14 @@ class quantize_kernel final : public kernel {
     const V hi = static_cast<V>(std::numeric_limits<T>::max());
     // Rounding half to even by adding and removing 1.5 * 2^(mantissa bits): exact for
     // |q| <= 2^22 (float) under the default rounding mode, and a plain vectorizable add
-    // where nearbyint is a library call. Clamping q to +-2^22 first changes no result, since
-    // every output range lies far inside it.
+    // where nearbyint is a library call. Larger |q| stay larger than any output range and
+    // saturate below; NaN fails both comparisons and lands on the lowest value.
     constexpr V magic = std::is_same_v<V, float> ? V(12582912.0) : V(6755399441055744.0);
-    constexpr V limit = V(4194304.0);
     for_each_row(threads, p, [&](std::int64_t offset, std::int64_t c, std::int64_t n) {
       const V s = static_cast<V>(p.scale[c]);
       const V z = static_cast<V>(p.zero[c]);
       for (std::int64_t i = offset; i < offset + n; ++i) {
-        V q = static_cast<V>(In::load(src[i])) / s;
-        q = q >= -limit ? q : -limit;  // NaN lands here, and then on the lowest value
-        q = q <= limit ? q : limit;
-        q = (q + magic) - magic + z;
+        V q = (static_cast<V>(In::load(src[i])) / s + magic) - magic + z;
         q = q >= lo ? q : lo;
         q = q <= hi ? q : hi;
         dst[i] = static_cast<T>(q);

@@ -166,7 +166,9 @@ void copy_transposed(const std::byte* src, std::byte* dst, const shape_t& shape,
 
 void strided_copy(const std::byte* src, std::byte* dst, std::size_t width, shape_t shape, std::vector<std::int64_t> strides,
                   int threads) {
-  if (detail::product(shape) == 0) return;
+  for (std::int64_t d : shape) {
+    if (d == 0) return;  // checked dim by dim: the product of the other dims may overflow
+  }
   // Drop unit dims, then merge neighbours that are contiguous with each other in the source.
   shape_t dims;
   std::vector<std::int64_t> steps;

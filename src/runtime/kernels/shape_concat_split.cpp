@@ -99,8 +99,7 @@ class split_kernel final : public kernel {
       }
       std::int64_t total = 0;
       for (std::int64_t s : sizes) {
-        if (s < 0) ctx.fail("split " + to_string(sizes) + " has a negative size");
-        total += s;
+        if (s < 0 || __builtin_add_overflow(total, s, &total)) ctx.fail("split " + to_string(sizes) + " has an invalid size");
       }
       if (total != dim) {
         ctx.fail("split " + to_string(sizes) + " does not add up to dim " + std::to_string(dim) + " of shape " +

@@ -119,7 +119,7 @@ class range_kernel final : public kernel {
       T* o = typed_mutable<T>(out);
       for (std::int64_t k = 0; k < n; ++k) {
         if constexpr (std::is_integral_v<T>) {
-          o[k] = static_cast<T>(start + static_cast<T>(k) * delta);
+          o[k] = static_cast<T>(start + static_cast<__int128>(k) * delta);  // in range; k * delta alone may not be
         } else {
           o[k] = static_cast<T>(static_cast<double>(start) + static_cast<double>(k) * static_cast<double>(delta));
         }
@@ -146,8 +146,9 @@ class eye_like_kernel final : public kernel {
     std::memset(dst, 0, out.byte_size());
     const element_value one = make_element(type, 1.0);
     const std::int64_t rows = x.dim(0), cols = x.dim(1);
+    const std::int64_t k = std::clamp<std::int64_t>(k_, -rows, cols);  // beyond the matrix: no ones at all
     for (std::int64_t i = 0; i < rows; ++i) {
-      const std::int64_t j = i + k_;
+      const std::int64_t j = i + k;
       if (j >= 0 && j < cols) std::memcpy(dst + static_cast<std::size_t>(i * cols + j) * width, one.bytes.data(), width);
     }
   }

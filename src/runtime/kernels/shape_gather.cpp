@@ -39,6 +39,7 @@ class gather_kernel final : public kernel {
     const std::int64_t outer = detail::product(data.shape(), 0, axis);
     const std::int64_t inner = detail::product(data.shape(), axis + 1);
     const auto m = static_cast<std::int64_t>(idx.size());
+    if (out.element_count() == 0) return;
     const std::byte* src = bytes_of(data);
     std::byte* dst = mutable_bytes_of(out);
     if (inner == 1) {

@@ -99,7 +99,9 @@ void pad_tensor(kernel_context& ctx, const tensor& x, const std::vector<std::int
   shape_t out_shape(rank);
   for (std::size_t k = 0; k < rank; ++k) {
     std::int64_t size = 0;
-    if (__builtin_add_overflow(x.dim(k), begin[k], &size) || __builtin_add_overflow(size, end[k], &size) || size < 0) {
+    // A crop larger than the dim leaves nothing to pad around; it is refused so that the
+    // index arithmetic below stays within the dims.
+    if (begin[k] < -x.dim(k) || end[k] < -x.dim(k) || __builtin_add_overflow(x.dim(k), begin[k], &size) || __builtin_add_overflow(size, end[k], &size) || size < 0) {
       ctx.fail("padding dim " + std::to_string(k) + " of shape " + to_string(x.shape()) + " by (" +
                std::to_string(begin[k]) + ", " + std::to_string(end[k]) + ") gives an invalid size");
     }

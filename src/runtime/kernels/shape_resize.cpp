@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "shape_common.hpp"
 
@@ -72,8 +73,10 @@ double source_coordinate(const resize_settings& s, double x, double scale, std::
     case coordinate_mode::tf_crop_and_resize: {
       // roi is float: the reference (and onnxruntime) form its difference and the start offset
       // in float, which decides exact hits such as 1.0 that nearest rounding is sensitive to.
-      const float span = static_cast<float>(roi_end) - static_cast<float>(roi_start);
-      const float base = static_cast<float>(roi_start) * static_cast<float>(in - 1);
+      constexpr double limit = std::numeric_limits<float>::max();
+      const auto start = static_cast<float>(std::clamp(roi_start, -limit, limit));
+      const float span = static_cast<float>(std::clamp(roi_end, -limit, limit)) - start;
+      const float base = start * static_cast<float>(in - 1);
       if (length == 1) return static_cast<double>(span * static_cast<float>(in - 1) / 2.0f) + base;
       return x * static_cast<double>(span) * (n - 1) / (length - 1) + base;
     }
@@ -141,11 +144,14 @@ axis_plan plan_axis(const resize_settings& s, std::int64_t in, std::int64_t out,
   p.extrapolated.assign(static_cast<std::size_t>(out), false);
   if (s.mode == resize_mode::nearest) p.nearest.resize(static_cast<std::size_t>(out));
   for (std::int64_t j = 0; j < out; ++j) {
-    const double x = source_coordinate(s, static_cast<double>(j), scale, in, out, roi_start, roi_end);
+    double x = source_coordinate(s, static_cast<double>(j), scale, in, out, roi_start, roi_end);
     const auto ju = static_cast<std::size_t>(j);
-    if (s.coordinates == coordinate_mode::tf_crop_and_resize && (x < 0 || x > static_cast<double>(in - 1))) {
-      p.extrapolated[ju] = true;
+    if (s.coordinates == coordinate_mode::tf_crop_and_resize && !(x >= 0 && x <= static_cast<double>(in - 1))) {
+      p.extrapolated[ju] = true;  // NaN (from a NaN roi) included
     }
+    // Far outside the input every tap clamps to the edge anyway; bounding x keeps the integer
+    // conversions below defined.
+    x = std::isnan(x) ? 0.0 : std::clamp(x, -1e15, 1e15);
     if (s.mode == resize_mode::nearest) {
       p.nearest[ju] = std::clamp<std::int64_t>(nearest_index(s.rule, x, scale), 0, in - 1);
       continue;
@@ -399,7 +405,29 @@ class resize_kernel final : public kernel {
     std::vector<std::size_t> axes(rank);
     for (std::size_t k = 0; k < rank; ++k) axes[k] = k;
     if (has_axes_) axes = normalize_axes(ctx, axes_, rank);
+    const geometry g = output_geometry(ctx, x, axes);
+    const std::vector<double> roi = region_of_interest(ctx, axes, rank);
+    tensor& out = ctx.allocate_output(0, x.dtype(), g.shape);
+    if (out.element_count() == 0) return;
+    std::vector<axis_plan> plans(rank);
+    for (std::size_t k = 0; k < rank; ++k) plans[k] = plan_axis(s_, x.dim(k), g.shape[k], g.scales[k], roi[k], roi[rank + k]);
+    if (s_.mode == resize_mode::nearest) {
+      resize_nearest(ctx, x, out, plans, make_element(x.dtype(), s_.extrapolation));
+    } else {
+      if (x.dtype() == data_type::boolean) ctx.fail("linear and cubic modes do not take bool");
+      resize_interpolated(ctx, x, out, plans, axes, s_.extrapolation);
+    }
+  }
 
+ private:
+  struct geometry {
+    std::vector<double> scales;  // per dim
+    shape_t shape;               // the output's
+  };
+
+  /// Output shape and per-dim scales from the scales or sizes input (one of them, one entry
+  /// per resized axis), with keep_aspect_ratio_policy applied to sizes.
+  geometry output_geometry(const kernel_context& ctx, const tensor& x, const std::vector<std::size_t>& axes) const {
     std::vector<double> scales_in = attr_scales_;
     if (inputs_.scales >= 0 && ctx.has_input(static_cast<std::size_t>(inputs_.scales))) {
       scales_in = float_values(ctx, static_cast<std::size_t>(inputs_.scales), "scales");
@@ -415,64 +443,53 @@ class resize_kernel final : public kernel {
       ctx.fail(std::string(scales_in.empty() ? "sizes" : "scales") + " has " + std::to_string(given) + " entries for " +
                std::to_string(axes.size()) + " axes of input shape " + to_string(x.shape()));
     }
-
-    std::vector<double> scales(rank, 1.0);
-    shape_t out_shape = x.shape();
+    geometry g{std::vector<double>(x.rank(), 1.0), x.shape()};
     if (!scales_in.empty()) {
       for (std::size_t k = 0; k < axes.size(); ++k) {
         const double sc = scales_in[k];
         if (!(sc > 0) || !std::isfinite(sc)) ctx.fail("scale " + std::to_string(sc) + " is not positive");
         const double size = std::floor(sc * static_cast<double>(x.dim(axes[k])));
         if (size > 1e15) ctx.fail("scale " + std::to_string(sc) + " gives a huge output");
-        scales[axes[k]] = sc;
-        out_shape[axes[k]] = static_cast<std::int64_t>(size);
+        g.scales[axes[k]] = sc;
+        g.shape[axes[k]] = static_cast<std::int64_t>(size);
       }
-    } else {
-      for (std::size_t k = 0; k < axes.size(); ++k) {
-        const std::int64_t size = sizes_in[k], in = x.dim(axes[k]);
-        if (size < 0) ctx.fail("sizes " + to_string(sizes_in) + " has a negative entry");
-        if (in == 0 && size != 0) ctx.fail("cannot resize an empty dim to " + std::to_string(size));
-        out_shape[axes[k]] = size;
-        scales[axes[k]] = in == 0 ? 1.0 : static_cast<double>(size) / static_cast<double>(in);
-      }
-      if (s_.policy != aspect_policy::stretch && !axes.empty()) {
-        double sc = scales[axes[0]];
-        for (std::size_t a : axes) sc = s_.policy == aspect_policy::not_larger ? std::min(sc, scales[a]) : std::max(sc, scales[a]);
-        for (std::size_t a : axes) {
-          scales[a] = sc;
-          out_shape[a] = static_cast<std::int64_t>(sc * static_cast<double>(x.dim(a)) + 0.5);
-        }
-      }
+      return g;
     }
-
-    std::vector<double> roi(2 * rank, 0.0);
-    for (std::size_t k = 0; k < rank; ++k) roi[rank + k] = 1.0;
-    if (s_.coordinates == coordinate_mode::tf_crop_and_resize) {
-      if (!ctx.has_input(static_cast<std::size_t>(inputs_.roi))) ctx.fail("tf_crop_and_resize needs roi");
-      const std::vector<double> given_roi = float_values(ctx, static_cast<std::size_t>(inputs_.roi), "roi");
-      if (given_roi.size() != 2 * axes.size()) ctx.fail("roi has " + std::to_string(given_roi.size()) + " entries");
-      for (std::size_t k = 0; k < axes.size(); ++k) {
-        roi[axes[k]] = given_roi[k];
-        roi[rank + axes[k]] = given_roi[axes.size() + k];
+    for (std::size_t k = 0; k < axes.size(); ++k) {
+      const std::int64_t size = sizes_in[k], in = x.dim(axes[k]);
+      if (size < 0) ctx.fail("sizes " + to_string(sizes_in) + " has a negative entry");
+      if (in == 0 && size != 0) ctx.fail("cannot resize an empty dim to " + std::to_string(size));
+      g.shape[axes[k]] = size;
+      g.scales[axes[k]] = in == 0 ? 1.0 : static_cast<double>(size) / static_cast<double>(in);
+    }
+    if (s_.policy != aspect_policy::stretch && !axes.empty()) {
+      double sc = g.scales[axes[0]];
+      for (std::size_t a : axes) sc = s_.policy == aspect_policy::not_larger ? std::min(sc, g.scales[a]) : std::max(sc, g.scales[a]);
+      for (std::size_t a : axes) {
+        const double size = sc * static_cast<double>(x.dim(a)) + 0.5;  // round half up
+        if (size > 1e15) ctx.fail("sizes " + to_string(sizes_in) + " give a huge output");
+        g.scales[a] = sc;
+        g.shape[a] = static_cast<std::int64_t>(size);
       }
     }
-
-    std::vector<axis_plan> plans(rank);
-    for (std::size_t k = 0; k < rank; ++k) {
-      plans[k] = plan_axis(s_, x.dim(k), out_shape[k], scales[k], roi[k], roi[rank + k]);
-      if (!plans[k].identity && x.dim(k) == 0) plans[k].identity = true;  // nothing to read: empty output
-    }
-    tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
-    if (out.element_count() == 0) return;
-    if (s_.mode == resize_mode::nearest) {
-      resize_nearest(ctx, x, out, plans, make_element(x.dtype(), s_.extrapolation));
-    } else {
-      if (x.dtype() == data_type::boolean) ctx.fail("linear and cubic modes do not take bool");
-      resize_interpolated(ctx, x, out, plans, axes, s_.extrapolation);
-    }
+    return g;
   }
 
- private:
+  /// [starts..., ends...] per dim; only tf_crop_and_resize reads the roi input.
+  std::vector<double> region_of_interest(const kernel_context& ctx, const std::vector<std::size_t>& axes, std::size_t rank) const {
+    std::vector<double> roi(2 * rank, 0.0);
+    for (std::size_t k = 0; k < rank; ++k) roi[rank + k] = 1.0;
+    if (s_.coordinates != coordinate_mode::tf_crop_and_resize) return roi;
+    if (!ctx.has_input(static_cast<std::size_t>(inputs_.roi))) ctx.fail("tf_crop_and_resize needs roi");
+    const std::vector<double> given = float_values(ctx, static_cast<std::size_t>(inputs_.roi), "roi");
+    if (given.size() != 2 * axes.size()) ctx.fail("roi has " + std::to_string(given.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+    for (std::size_t k = 0; k < axes.size(); ++k) {
+      roi[axes[k]] = given[k];
+      roi[rank + axes[k]] = given[axes.size() + k];
+    }
+    return roi;
+  }
+
   resize_settings s_;
   resize_inputs inputs_;
   std::vector<double> attr_scales_;

@@ -146,8 +146,7 @@ class tile_kernel final : public kernel {
     std::vector<std::int64_t> strides;
     for (std::size_t k = 0; k < x.rank(); ++k) {
       if (repeats[k] < 0) ctx.fail("repeats " + to_string(repeats) + " has a negative entry");
-      out_shape[k] = repeats[k] * x.dim(k);
-      if (x.dim(k) != 0 && out_shape[k] / x.dim(k) != repeats[k]) ctx.fail("repeats " + to_string(repeats) + " overflow");
+      if (__builtin_mul_overflow(repeats[k], x.dim(k), &out_shape[k])) ctx.fail("repeats " + to_string(repeats) + " overflow");
       view_shape.insert(view_shape.end(), {repeats[k], x.dim(k)});
       strides.insert(strides.end(), {0, in_strides[k]});
     }
@@ -157,6 +156,7 @@ class tile_kernel final : public kernel {
     }
     const std::size_t width = element_width(ctx, x.dtype());
     tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
+    if (out.element_count() == 0) return;
     strided_copy(bytes_of(x), mutable_bytes_of(out), width, view_shape, strides, ctx.threads());
   }
 };

@@ -92,7 +92,7 @@ class depth_to_space_kernel final : public kernel {
     const tensor& x = ctx.input(0);
     if (x.rank() != 4) ctx.fail("input must be 4-D, got shape " + to_string(x.shape()));
     const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
-    if (c % (b * b) != 0) ctx.fail("channels " + std::to_string(c) + " are not a multiple of blocksize^2");
+    if (b > c / b || c % (b * b) != 0) ctx.fail("channels " + std::to_string(c) + " are not a multiple of blocksize^2");
     const std::int64_t d = c / (b * b);
     if (crd_) {
       permute(ctx, x, {n, d, b, b, h, w}, {0, 1, 4, 2, 5, 3}, {n, d, h * b, w * b});
@@ -114,9 +114,12 @@ class space_to_depth_kernel final : public kernel {
     const tensor& x = ctx.input(0);
     if (x.rank() != 4) ctx.fail("input must be 4-D, got shape " + to_string(x.shape()));
     const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = block_;
-    if (h % b != 0 || w % b != 0) ctx.fail("height and width of " + to_string(x.shape()) + " are not multiples of blocksize");
+    std::int64_t depth = 0;
+    if (b > INT32_MAX || h % b != 0 || w % b != 0 || __builtin_mul_overflow(c, b * b, &depth)) {
+      ctx.fail("height and width of " + to_string(x.shape()) + " are not multiples of blocksize " + std::to_string(b));
+    }
     const shape_t view{n, c, h / b, b, w / b, b};
-    const shape_t out{n, c * b * b, h / b, w / b};
+    const shape_t out{n, depth, h / b, w / b};
     if (crd_) {
       permute(ctx, x, view, {0, 1, 3, 5, 2, 4}, out);
     } else {
