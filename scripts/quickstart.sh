@@ -20,4 +20,12 @@ echo "== inferopt optimize -O1 =="
 build/bin/inferopt optimize "$out/default_cnn.onnx" -o "$out/default_cnn.opt.onnx" -O1 \
   --verify-each --report "$out/report.json"
 echo
+echo "== inferopt compare (reference executor, seeded random inputs) =="
+build/bin/inferopt compare "$out/default_cnn.onnx" "$out/default_cnn.opt.onnx" --random-inputs 1
+echo
+echo "== inferopt bench: before =="
+build/bin/inferopt bench "$out/default_cnn.onnx" --iters 30
+echo "== inferopt bench: after =="
+build/bin/inferopt bench "$out/default_cnn.opt.onnx" --iters 30
+echo
 echo "report: $out/report.json"
