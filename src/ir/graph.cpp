@@ -132,12 +132,6 @@ void graph::remove_initializer(value* v) {
   std::erase(initializer_order_, v);
 }
 
-void graph::list_as_input(value* v) {
-  expects(v && v->owner_ == this && v->origin_ == value_origin::initializer, "only a constant of this graph can be listed");
-  v->origin_ = value_origin::graph_input;
-  inputs_.push_back(v);
-}
-
 void graph::add_output(value* v) {
   expects(v != nullptr, "output value is null");
   outputs_.push_back(v);

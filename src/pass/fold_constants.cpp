@@ -117,12 +117,8 @@ bool fold_constants::run(ir::graph& g, pass_context& ctx) {
       renames.emplace_back(c, out->name());
     }
     g.erase(n);
-    for (auto& [c, name] : renames) {
-      g.rename(c, name);
-      // IR < 4 requires every initializer to be listed as a graph input; such models read
-      // those inputs as constants, so listing it keeps both the version and the meaning.
-      if (ctx.model().ir_version < 4 && !g.parent()) g.list_as_input(c);
-    }
+    // (For IR < 4 models the writer also lists new initializers as graph inputs.)
+    for (auto& [c, name] : renames) g.rename(c, name);
     ++folded;
   }
   ctx.rewrote(folded);

@@ -3,7 +3,8 @@
 // per-run packing path, on one and two threads, with shapes that take the row-split, the
 // column-split and the in-place pointwise GEMM, and Winograd F(2x2, 3x3) for 3x3 stride-1 maps
 // of at least 196 positions), depthwise convolution, the error for a
-// channel mismatch, Gemm's broadcast C and MatMul's broadcast batch dims.
+// channel mismatch, Gemm's broadcast C and MatMul's broadcast batch dims. The GEMM runs the
+// widest instruction-set build the CPU has; INFEROPT_NN_ISA=generic (or avx2) runs the others.
 //
 // Tolerance: the kernels sum float32 products in blocked order, the reference in double; for
 // the at most 1152 products of magnitude <= 1 per output here (random signs) the difference

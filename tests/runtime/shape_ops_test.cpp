@@ -161,6 +161,7 @@ TEST_CASE("slice clamps out-of-range starts and ends like numpy", "[runtime][sha
   CHECK(slice(INT64_MAX, INT64_MIN, -2) == std::vector<float>{4, 2, 0});
   CHECK(slice(1, 4, INT64_MAX) == std::vector<float>{1});
   CHECK(slice(3, 1, 1).empty());
+  CHECK(slice(-7, -100, -1) == std::vector<float>{0});  // the spec clamps the start to 0; numpy would give []
 }
 
 TEST_CASE("tile, range and constant of shape refuse negative sizes", "[runtime][shape]") {

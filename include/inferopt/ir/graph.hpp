@@ -102,8 +102,6 @@ class graph {
   /// Turns an existing graph input into one with a default value (IR < 4 style).
   void set_initializer(value* v, tensor t);
   void remove_initializer(value* v);
-  /// Lists a constant also as a graph input (the IR < 4 convention for initializers).
-  void list_as_input(value* v);
   void add_output(value* v);
   void set_output(std::size_t index, value* v);
   void remove_output(std::size_t index);

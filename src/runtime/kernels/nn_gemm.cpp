@@ -1,5 +1,10 @@
-// Chooses the nn GEMM build once per process from what the CPU reports.
+// Chooses the nn GEMM build once per process from what the CPU reports. The environment
+// variable INFEROPT_NN_ISA=generic|avx2 caps the choice, so that tests can run every build on
+// one machine.
 #include "nn_gemm.hpp"
+
+#include <cstdlib>
+#include <cstring>
 
 namespace inferopt::runtime::nn {
 
@@ -8,13 +13,21 @@ namespace {
 enum class isa { generic, avx2, avx512 };
 
 isa detect() noexcept {
+  const char* cap = std::getenv("INFEROPT_NN_ISA");
+  const bool allow_avx512 = !cap || std::strcmp(cap, "avx512") == 0;
+  const bool allow_avx2 = allow_avx512 || std::strcmp(cap, "avx2") == 0;
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
   __builtin_cpu_init();
-  if (isa_avx512::available() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma")) {
+  if (allow_avx512 && isa_avx512::available() && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("fma")) {
     return isa::avx512;
   }
-  if (isa_avx2::available() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return isa::avx2;
+  if (allow_avx2 && isa_avx2::available() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return isa::avx2;
+  }
+#else
+  (void)allow_avx2;
 #endif
   return isa::generic;
 }

@@ -16,9 +16,11 @@ struct axis_slice {
   std::int64_t count = 0;
 };
 
-// Clamps like numpy (and the ONNX reference): with a negative step a start or end below the
-// dim clamps to -1, which makes the slice empty. (The spec's text clamps such a start to 0 and
-// so takes one element; the reference evaluator and the backend tests follow numpy.)
+// Clamping follows the spec (and onnxruntime): after adding the dim to negative values, a
+// start is clamped to [0, dim] for positive steps and [0, dim-1] for negative ones, an end to
+// [0, dim] or [-1, dim-1]. Out-of-range values thus behave as in numpy, except for a start
+// below -dim with a negative step: numpy (and the Python reference evaluator) gives an empty
+// slice there, the spec starts at element 0.
 axis_slice clamp_slice(std::int64_t start, std::int64_t end, std::int64_t step, std::int64_t dim) {
   axis_slice s;
   if (dim == 0) return s;
@@ -32,7 +34,7 @@ axis_slice clamp_slice(std::int64_t start, std::int64_t end, std::int64_t step, 
     end = std::clamp<std::int64_t>(end, 0, dim);
     s.count = end > start ? (end - start - 1) / step + 1 : 0;
   } else {
-    start = std::clamp<std::int64_t>(start, -1, dim - 1);
+    start = std::clamp<std::int64_t>(start, 0, dim - 1);
     end = std::clamp<std::int64_t>(end, -1, dim - 1);
     s.count = start > end ? (start - end - 1) / -step + 1 : 0;
   }
