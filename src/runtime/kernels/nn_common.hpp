@@ -72,6 +72,22 @@ T* scratch(std::size_t count, int slot = 0) {
 /// packed GEMM operands). Valid until the same thread asks again.
 float* aligned_scratch(std::size_t count);
 
+/// Refuses inputs that are neither float nor double (as unsupported, not invalid).
+inline void require_floating(const kernel_context& ctx) {
+  const data_type t = ctx.input(0).dtype();
+  if (t != data_type::float32 && t != data_type::float64) {
+    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
+  }
+}
+
+/// Calls fn(float{}) or fn(double{}) by input 0's element type; other types are unsupported.
+template <class Fn>
+void dispatch_floating(kernel_context& ctx, Fn&& fn) {
+  require_floating(ctx);
+  if (ctx.input(0).dtype() == data_type::float32) return fn(float{});
+  return fn(double{});
+}
+
 // One registration function per nn file (nn.cpp calls them from register_nn_kernels).
 void register_conv_kernels(kernel_registry& r);
 void register_matmul_kernels(kernel_registry& r);

@@ -260,10 +260,8 @@ bool is_pointwise(const window_geometry& g) {
 }
 
 void check_float_inputs(const kernel_context& ctx) {
+  require_floating(ctx);
   const data_type t = ctx.input(0).dtype();
-  if (t != data_type::float32 && t != data_type::float64) {
-    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
-  }
   for (std::size_t i = 1; i < ctx.input_count(); ++i) {
     if (ctx.has_input(i) && ctx.input(i).dtype() != t) {
       ctx.fail("input " + std::to_string(i) + " is " + std::string(ir::to_string(ctx.input(i).dtype())) +

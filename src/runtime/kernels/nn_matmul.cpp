@@ -20,10 +20,8 @@ namespace {
 constexpr std::int64_t small_gemm_flops = std::int64_t{1} << 22;
 
 void check_float(const kernel_context& ctx, std::size_t inputs) {
+  require_floating(ctx);
   const data_type t = ctx.input(0).dtype();
-  if (t != data_type::float32 && t != data_type::float64) {
-    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
-  }
   for (std::size_t i = 1; i < inputs; ++i) {
     if (ctx.has_input(i) && ctx.input(i).dtype() != t) {
       ctx.fail("input " + std::to_string(i) + " is " + std::string(ir::to_string(ctx.input(i).dtype())) +

@@ -37,10 +37,7 @@ class batch_norm_kernel final : public kernel {
   batch_norm_kernel(float epsilon, bool per_activation) : epsilon_(epsilon), per_activation_(per_activation) {}
 
   void compute(kernel_context& ctx) override {
-    const data_type t = ctx.input(0).dtype();
-    if (t == data_type::float32) return run<float>(ctx);
-    if (t == data_type::float64) return run<double>(ctx);
-    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
+    dispatch_floating(ctx, [&](auto v) { run<decltype(v)>(ctx); });
   }
 
  private:
@@ -108,10 +105,7 @@ class instance_norm_kernel final : public kernel {
   explicit instance_norm_kernel(float epsilon) : epsilon_(epsilon) {}
 
   void compute(kernel_context& ctx) override {
-    const data_type t = ctx.input(0).dtype();
-    if (t == data_type::float32) return run<float>(ctx);
-    if (t == data_type::float64) return run<double>(ctx);
-    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
+    dispatch_floating(ctx, [&](auto v) { run<decltype(v)>(ctx); });
   }
 
  private:
@@ -153,10 +147,7 @@ class layer_norm_kernel final : public kernel {
   layer_norm_kernel(std::int64_t axis, float epsilon) : axis_(axis), epsilon_(epsilon) {}
 
   void compute(kernel_context& ctx) override {
-    const data_type t = ctx.input(0).dtype();
-    if (t == data_type::float32) return run<float>(ctx);
-    if (t == data_type::float64) return run<double>(ctx);
-    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
+    dispatch_floating(ctx, [&](auto v) { run<decltype(v)>(ctx); });
   }
 
  private:

@@ -267,10 +267,7 @@ class global_pool_kernel final : public kernel {
   explicit global_pool_kernel(bool max) : max_(max) {}
 
   void compute(kernel_context& ctx) override {
-    const data_type t = ctx.input(0).dtype();
-    if (t == data_type::float32) return run<float>(ctx);
-    if (t == data_type::float64) return run<double>(ctx);
-    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
+    dispatch_floating(ctx, [&](auto v) { run<decltype(v)>(ctx); });
   }
 
  private:
@@ -314,10 +311,7 @@ class lrn_kernel final : public kernel {
   lrn_kernel(std::int64_t size, float alpha, float beta, float bias) : size_(size), alpha_(alpha), beta_(beta), bias_(bias) {}
 
   void compute(kernel_context& ctx) override {
-    const data_type t = ctx.input(0).dtype();
-    if (t == data_type::float32) return run<float>(ctx);
-    if (t == data_type::float64) return run<double>(ctx);
-    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
+    dispatch_floating(ctx, [&](auto v) { run<decltype(v)>(ctx); });
   }
 
  private:

@@ -77,10 +77,7 @@ class softmax_kernel final : public kernel {
   softmax_kernel(softmax_kind kind, std::int64_t axis, bool coerce_2d) : kind_(kind), axis_(axis), coerce_2d_(coerce_2d) {}
 
   void compute(kernel_context& ctx) override {
-    const data_type t = ctx.input(0).dtype();
-    if (t == data_type::float32) return run<float>(ctx);
-    if (t == data_type::float64) return run<double>(ctx);
-    ctx.unsupported("element type " + std::string(ir::to_string(t)) + " is not supported (float and double are)");
+    dispatch_floating(ctx, [&](auto v) { run<decltype(v)>(ctx); });
   }
 
  private:
