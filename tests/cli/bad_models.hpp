@@ -9,26 +9,11 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "support/onnx_protos.hpp"
+
 namespace inferopt::test {
 
 namespace detail {
-
-inline void set_float_info(onnx::ValueInfoProto& vi, const std::string& name, const std::vector<std::int64_t>& dims) {
-  vi.set_name(name);
-  auto* tt = vi.mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  for (std::int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-inline onnx::NodeProto& add_node(onnx::GraphProto& g, const std::string& op, const std::vector<std::string>& inputs,
-                                 const std::vector<std::string>& outputs, const std::string& name) {
-  onnx::NodeProto& n = *g.add_node();
-  n.set_op_type(op);
-  n.set_name(name);
-  for (const std::string& in : inputs) n.add_input(in);
-  for (const std::string& out : outputs) n.add_output(out);
-  return n;
-}
 
 /// Opset 17, graph `g`, float input `x` [1,4] and output `y` [1,4]; the caller adds nodes.
 inline onnx::ModelProto empty_model() {
@@ -57,16 +42,16 @@ inline std::string bytes_of(const onnx::ModelProto& m) {
 inline std::string cycle_model_bytes() {
   onnx::ModelProto m = detail::empty_model();
   onnx::GraphProto& g = *m.mutable_graph();
-  detail::add_node(g, "Add", {"x", "b"}, {"a"}, "add");
-  detail::add_node(g, "Relu", {"a"}, {"b"}, "relu_b");
-  detail::add_node(g, "Relu", {"a"}, {"y"}, "relu_y");
+  add_node(g, "Add", {"x", "b"}, {"a"}, "add");
+  add_node(g, "Relu", {"a"}, {"b"}, "relu_b");
+  add_node(g, "Relu", {"a"}, {"y"}, "relu_y");
   return detail::bytes_of(m);
 }
 
 /// `y = Add(x, missing)` where nothing defines `missing`.
 inline std::string missing_input_model_bytes() {
   onnx::ModelProto m = detail::empty_model();
-  detail::add_node(*m.mutable_graph(), "Add", {"x", "missing"}, {"y"}, "add");
+  add_node(*m.mutable_graph(), "Add", {"x", "missing"}, {"y"}, "add");
   return detail::bytes_of(m);
 }
 
@@ -87,7 +72,7 @@ inline std::string external_data_model_bytes(const std::string& location) {
     kv->set_key(key);
     kv->set_value(value);
   }
-  detail::add_node(g, "Add", {"x", "w"}, {"y"}, "add");
+  add_node(g, "Add", {"x", "w"}, {"y"}, "add");
   return detail::bytes_of(m);
 }
 
