@@ -1,5 +1,7 @@
 #include "inferopt/pass/builtin.hpp"
 
+#include "inferopt/fusion/register.hpp"
+
 #include "inferopt/pass/cleanup/dead_node_elimination.hpp"
 #include "inferopt/pass/cleanup/eliminate_dropout.hpp"
 #include "inferopt/pass/cleanup/eliminate_identity.hpp"
@@ -27,6 +29,7 @@ void register_levels(pass_registry& registry) {
 pass_registry builtin_registry() {
   pass_registry registry;
   register_cleanup_passes(registry);
+  register_fusion_passes(registry);
   register_levels(registry);
   return registry;
 }

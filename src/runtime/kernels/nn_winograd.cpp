@@ -158,7 +158,10 @@ void output_transform(const float* mt, std::int64_t out_channels, const tiling& 
           const float* even = h + 2 * r * n;
           const float* odd = even + n;
           float* dst = ym + (2 * ty + r) * t.ow;
-          for (std::int64_t ox = 0; ox < t.ow; ++ox) dst[ox] = (ox & 1 ? odd : even)[ox >> 1];
+          for (std::int64_t k = 0; 2 * k < t.ow; ++k) {
+            dst[2 * k] = even[k];
+            if (2 * k + 1 < t.ow) dst[2 * k + 1] = odd[k];
+          }
         }
       }
     }

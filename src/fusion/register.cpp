@@ -1,0 +1,9 @@
+#include "inferopt/fusion/register.hpp"
+
+namespace inferopt {
+
+void register_fusion_passes(pass_registry& registry) {
+  (void)registry;
+}
+
+}  // namespace inferopt
