@@ -14,8 +14,9 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${python_flag[@]}" >/de
 cmake --build build -j "$jobs"
 (cd build && ctest -j "$jobs" --output-on-failure -LE 'soak|bench')
 
-# Sanitizers: the CLI on hostile input and the IR's loaders.
+# Sanitizers: the CLI on hostile input, the IR's loaders, and the executor (ONNX conformance
+# suite, light models, kernel tests).
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFEROPT_SANITIZE=address,undefined \
   -DINFEROPT_BUILD_BENCHMARKS=OFF -DINFEROPT_BUILD_EXAMPLES=OFF -DINFEROPT_WITH_CUDA=OFF >/dev/null
-cmake --build build-sanitize -j "$jobs" --target inferopt_cli cli_tests ir_tests
-(cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest -j "$jobs" --output-on-failure -L 'cli|ir' -LE 'soak|bench')
+cmake --build build-sanitize -j "$jobs" --target inferopt_cli cli_tests ir_tests runtime_tests conformance_tests
+(cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest -j "$jobs" --output-on-failure -L 'cli|ir|runtime' -LE 'soak|bench')
