@@ -7,6 +7,7 @@
 #include "inferopt/pass/cleanup/eliminate_identity.hpp"
 #include "inferopt/pass/cleanup/remove_unused.hpp"
 #include "inferopt/pass/instrumentation.hpp"
+#include "inferopt/pass/numeric_bisect.hpp"
 #include "inferopt/pass/pass.hpp"
 #include "inferopt/pass/pass_manager.hpp"
 #include "inferopt/pass/pipeline.hpp"

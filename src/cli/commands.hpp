@@ -11,6 +11,7 @@
 
 #include "inferopt/ir/model.hpp"
 #include "inferopt/ir/statistics.hpp"
+#include "inferopt/runtime/compare.hpp"
 
 namespace inferopt::cli {
 
@@ -34,6 +35,10 @@ ir::model_statistics statistics_of(const ir::model& m);
 nlohmann::json to_json(const ir::model_statistics& s);
 /// `12.3 MB`, `4.0 KB`.
 std::string human_bytes(std::int64_t bytes);
+nlohmann::json to_json(const std::vector<runtime::output_difference>& diffs);
+/// Prints one row per output (max abs, max rel, verdict) and a summary line; returns
+/// whether every output is within tolerance.
+bool print_differences(const std::vector<runtime::output_difference>& diffs, double rtol, double atol);
 /// `1.23 G`, `45.6 M`.
 std::string human_count(std::int64_t n);
 

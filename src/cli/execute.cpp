@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "commands.hpp"
+#include "input_options.hpp"
 #include "inferopt/runtime/compare.hpp"
 #include "inferopt/runtime/inputs.hpp"
 #include "inferopt/runtime/session.hpp"
@@ -17,35 +18,6 @@ namespace inferopt::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// Where feeds come from; random with seed 0 when nothing is given.
-struct input_options {
-  std::vector<std::string> files;  // NAME=FILE.pb
-  std::string dir;
-  std::uint64_t seed = 0;
-  bool seed_given = false;
-
-  void add_to(CLI::App* sub) {
-    sub->add_option("--input", files, "NAME=FILE.pb: a TensorProto file for one input (repeatable)");
-    sub->add_option("--input-dir", dir, "A folder with input_0.pb, input_1.pb, ...");
-    sub->add_option("--random-inputs", seed, "Seeded random inputs (the default, seed 0)")
-        ->each([this](const std::string&) { seed_given = true; });
-  }
-
-  runtime::tensor_map gather(const runtime::session& s) const {
-    if (seed_given && (!dir.empty() || !files.empty())) {
-      throw error(errc::invalid_argument, "give --random-inputs or input files, not both");
-    }
-    runtime::tensor_map feeds = dir.empty() ? runtime::tensor_map{} : runtime::inputs_from_dir(s, dir);
-    for (const std::string& spec : files) {
-      auto eq = spec.find('=');
-      if (eq == std::string::npos || eq == 0) throw error(errc::invalid_argument, "--input expects NAME=FILE.pb, got '" + spec + "'");
-      feeds[spec.substr(0, eq)] = runtime::read_tensor_file(spec.substr(eq + 1));
-    }
-    if (dir.empty() && files.empty()) feeds = runtime::random_inputs(s, seed);
-    return feeds;
-  }
-};
 
 double checksum(const runtime::tensor& t) {
   double sum = 0.0;
@@ -171,16 +143,7 @@ int compare_models(const compare_options& o) {
   runtime::session sb(mb, runtime::session_options{.threads = o.threads});
   const runtime::tensor_map feeds = o.inputs.gather(sa);
   const auto diffs = runtime::compare_outputs(sa, sa.run(feeds), sb, sb.run(feeds), o.rtol, o.atol);
-  bool ok = true;
-  std::cout << std::left << std::setw(28) << "output" << std::right << std::setw(14) << "max abs" << std::setw(14)
-            << "max rel" << "  verdict\n";
-  for (const auto& d : diffs) {
-    ok = ok && d.within;
-    std::cout << std::left << std::setw(28) << d.name << std::right << std::scientific << std::setprecision(3)
-              << std::setw(14) << d.max_abs << std::setw(14) << d.max_rel << "  "
-              << (d.problem.empty() ? (d.within ? "ok" : "OVER TOLERANCE") : d.problem) << "\n";
-  }
-  std::cout << (ok ? "outputs match" : "outputs differ") << " (rtol " << o.rtol << ", atol " << o.atol << ")\n";
+  const bool ok = print_differences(diffs, o.rtol, o.atol);
   return ok ? 0 : 1;
 }
 

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "input_options.hpp"
 #include "inferopt/core/atomic_file.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
@@ -27,6 +28,11 @@ struct optimize_options {
   bool verify_each = false;
   bool in_place = false;
   std::int64_t external_threshold = -1;
+  bool verify = false;
+  bool bisect = false;
+  input_options inputs;
+  numeric_tolerance tolerance;
+  int threads = 0;
 };
 
 bool same_file(const fs::path& a, const fs::path& b) {
@@ -98,24 +104,68 @@ int run_optimize(const optimize_options& o) {
   pass_manager manager;
   if (o.verify_each) manager.add_instrumentation(std::make_unique<verify_each>());
   if (o.print_after_change) manager.add_instrumentation(std::make_unique<print_after_change>(std::cout));
+
+  // The original's session and outputs are taken before any pass touches the graph.
+  const bool numeric = o.verify || o.bisect;
+  const runtime::session_options run_options{.threads = o.threads};
+  std::unique_ptr<runtime::session> reference;
+  runtime::tensor_map feeds, expected;
+  numeric_bisect* bisect = nullptr;
+  if (numeric) {
+    reference = std::make_unique<runtime::session>(m, run_options);
+    feeds = o.inputs.gather(*reference);
+    expected = reference->run(feeds);
+  }
+  if (o.bisect) {
+    auto b = std::make_unique<numeric_bisect>(m, feeds, o.tolerance, o.threads);
+    bisect = b.get();
+    manager.add_instrumentation(std::move(b));
+  }
   const run_report r = manager.run(p, m);
   ir::verify(m.graph());
   const ir::model_statistics after = statistics_of(m);
-
-  ir::save_options save;
-  if (o.external_threshold >= 0) save.external_data_threshold = static_cast<std::size_t>(o.external_threshold);
-  ir::save_model(m, out, save);
 
   std::cout << "pipeline: " << (p.steps.empty() ? "(none)" : p.to_string()) << "\n";
   print_table(r);
   std::cout << "nodes " << before.nodes << " -> " << after.nodes << ", params " << human_count(before.params) << " -> "
             << human_count(after.params) << " (" << human_bytes(before.param_bytes) << " -> "
             << human_bytes(after.param_bytes) << "), MACs " << human_count(before.macs) << " -> "
-            << human_count(after.macs) << ", " << std::fixed << std::setprecision(1) << r.milliseconds << " ms\n";
-  std::cout << "wrote " << out.string() << " (" << human_bytes(static_cast<std::int64_t>(fs::file_size(out))) << ")\n";
-  if (!o.report.empty()) {
-    write_file_atomically(o.report, report_json(o, p.to_string(), r, before, after).dump(2) + "\n");
+            << human_count(after.macs) << ", " << std::fixed << std::setprecision(1) << r.milliseconds << " ms\n"
+            << std::defaultfloat;
+
+  nlohmann::json report = report_json(o, p.to_string(), r, before, after);
+  bool outputs_match = true;
+  if (numeric) {
+    runtime::session optimized(m, run_options);
+    const auto diffs =
+        runtime::compare_outputs(*reference, expected, optimized, optimized.run(feeds), o.tolerance.rtol, o.tolerance.atol);
+    std::cout << "verify: original vs optimized on " << o.inputs.describe() << "\n";
+    outputs_match = print_differences(diffs, o.tolerance.rtol, o.tolerance.atol);
+    report["verify"] = {{"inputs", o.inputs.describe()}, {"rtol", o.tolerance.rtol}, {"atol", o.tolerance.atol},
+                        {"outputs", to_json(diffs)}, {"match", outputs_match}};
   }
+  if (bisect) {
+    if (const auto& d = bisect->first_divergence()) {
+      std::cout << "bisect: outputs first differ after pass '" << d->pass << "' (its run " << d->run << "; "
+                << d->checks << " changing pass runs checked)\n";
+      print_differences(d->comparison.outputs, o.tolerance.rtol, o.tolerance.atol);
+      report["bisect"] = {{"first_pass", d->pass}, {"run", d->run}, {"checks", d->checks},
+                          {"outputs", to_json(d->comparison.outputs)}};
+    } else {
+      std::cout << "bisect: no pass moved an output beyond tolerance (" << bisect->checks() << " pass runs checked)\n";
+      report["bisect"] = {{"first_pass", nullptr}, {"checks", bisect->checks()}};
+    }
+  }
+  if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
+  if (!outputs_match) {
+    throw error(errc::verification, "optimized outputs differ from the original beyond tolerance; " + out.string() +
+                                        " not written" + (o.bisect ? "" : " (--bisect names the pass)"));
+  }
+
+  ir::save_options save;
+  if (o.external_threshold >= 0) save.external_data_threshold = static_cast<std::size_t>(o.external_threshold);
+  ir::save_model(m, out, save);
+  std::cout << "wrote " << out.string() << " (" << human_bytes(static_cast<std::int64_t>(fs::file_size(out))) << ")\n";
   return 0;
 }
 
@@ -135,6 +185,14 @@ command add_optimize(CLI::App& app) {
   sub->add_flag("--in-place", o->in_place, "Allow the output to overwrite the input");
   sub->add_option("--external-data-threshold", o->external_threshold,
                   "Write tensors of at least this many bytes to <output>.data");
+  sub->add_flag("--verify", o->verify,
+                "Run original and optimized models on the same inputs and print max abs/rel error per output; "
+                "fail (nothing written) beyond tolerance");
+  sub->add_flag("--bisect", o->bisect, "Check outputs after every pass run; name the first pass that changed them (implies --verify)");
+  o->inputs.add_to(sub);
+  sub->add_option("--rtol", o->tolerance.rtol, "Relative tolerance for --verify/--bisect (default 1e-4)");
+  sub->add_option("--atol", o->tolerance.atol, "Absolute tolerance for --verify/--bisect (default 1e-5)");
+  sub->add_option("--threads", o->threads, "Executor threads for --verify/--bisect (default: all cores)");
   return {sub, [o] { return run_optimize(*o); }};
 }
 

@@ -1,6 +1,8 @@
 // Helpers the subcommands share: checked loading, statistics, atomic writes, formatting.
 
 #include <cmath>
+#include <iomanip>
+#include <iostream>
 #include <sstream>
 
 #include "commands.hpp"
@@ -56,6 +58,30 @@ std::string human_count(std::int64_t n) {
   os.precision(u == 0 ? 0 : 2);
   os << std::fixed << v << units[u];
   return os.str();
+}
+
+nlohmann::json to_json(const std::vector<runtime::output_difference>& diffs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& d : diffs) {
+    out.push_back({{"name", d.name}, {"max_abs", d.max_abs}, {"max_rel", d.max_rel}, {"within", d.within},
+                   {"problem", d.problem}});
+  }
+  return out;
+}
+
+bool print_differences(const std::vector<runtime::output_difference>& diffs, double rtol, double atol) {
+  bool ok = true;
+  std::cout << std::left << std::setw(28) << "output" << std::right << std::setw(14) << "max abs" << std::setw(14)
+            << "max rel" << "  verdict\n";
+  for (const auto& d : diffs) {
+    ok = ok && d.within;
+    std::cout << std::left << std::setw(28) << d.name << std::right << std::scientific << std::setprecision(3)
+              << std::setw(14) << d.max_abs << std::setw(14) << d.max_rel << "  "
+              << (d.problem.empty() ? (d.within ? "ok" : "OVER TOLERANCE") : d.problem) << "\n";
+  }
+  std::cout << std::defaultfloat << (ok ? "outputs match" : "outputs differ") << " (rtol " << rtol << ", atol " << atol
+            << ")\n";
+  return ok;
 }
 
 }  // namespace inferopt::cli

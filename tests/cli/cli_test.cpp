@@ -479,3 +479,36 @@ TEST_CASE("optimize keeps an IR 3 model valid: initializers it creates are graph
   }
   CHECK(inputs.front() == "x");
 }
+
+TEST_CASE("optimize --verify prints the error per output and records it in the report", "[cli][optimize][verify]") {
+  scratch dir("verify");
+  const auto model = save_default_model(dir / "default.onnx");
+  const auto out = dir / "out.onnx", report_path = dir / "report.json";
+  process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "-O3", "--verify", "--random-inputs", "5",
+                              "--threads", "1", "--report", report_path.string()});
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("verify: original vs optimized on random inputs (seed 5)"));
+  CHECK_THAT(r.out, Contains("logits"));
+  CHECK_THAT(r.out, Contains("outputs match"));
+  const json report = json::parse(read_bytes(report_path));
+  REQUIRE(report.contains("verify"));
+  CHECK(report["verify"]["match"] == true);
+  REQUIRE(report["verify"]["outputs"].size() == 1);
+  CHECK(report["verify"]["outputs"][0]["max_abs"].get<double>() <= 1e-4);
+  CHECK(std::filesystem::exists(out));
+}
+
+TEST_CASE("optimize --bisect checks every changing pass run and reports no divergence for -O3", "[cli][optimize][verify]") {
+  scratch dir("bisect");
+  const auto model = save_default_model(dir / "default.onnx");
+  const auto report_path = dir / "report.json";
+  process_result r = run_cli({"optimize", model.string(), "-o", (dir / "out.onnx").string(), "-O3", "--bisect",
+                              "--threads", "1", "--report", report_path.string()});
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("bisect: no pass moved an output beyond tolerance"));
+  const json report = json::parse(read_bytes(report_path));
+  CHECK(report["bisect"]["first_pass"].is_null());
+  CHECK(report["bisect"]["checks"].get<int>() >= 1);
+}
