@@ -3,11 +3,14 @@
 
 For the default model and each light model of ../shared/models/onnx-light:
 
-1. `inferopt optimize MODEL -o OUT -O1 --report REPORT` succeeds, and the report has one
-   entry per pass of the pipeline it ran, each with name/ms/nodes_before/nodes_after/rewrites;
-2. OUT passes `onnx.checker.check_model(OUT, full_check=True)`;
+1. for each level -O1, -O2, -O3: `inferopt optimize MODEL -o OUT -O<level> --report REPORT`
+   succeeds, and the report has one entry per pass of the pipeline it ran, each with
+   name/ms/nodes_before/nodes_after/rewrites;
+2. OUT passes `onnx.checker.check_model(OUT, full_check=True)` (-O3 emits com.microsoft
+   FusedConv/FusedGemm, which the checker accepts as ops of a custom domain);
 3. onnxruntime, with its own graph optimizations off (so it runs the graphs as written),
-   gives the same outputs for MODEL and OUT (rtol 1e-5, atol 1e-6) on a seeded random input,
+   gives the same outputs for MODEL and OUT (-O1, which only removes nodes: rtol 1e-5,
+   atol 1e-6; -O2/-O3, which fold weights: rtol 1e-4, atol 1e-5) on a seeded random input,
    and for light models also on the README's input x = arange(prod(shape)).reshape(shape) /
    prod(shape) (symbolic dims taken as 1);
 4. the graph's input and output names are unchanged.
@@ -39,8 +42,9 @@ import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
 
-RTOL = 1e-5  # the -O1 passes only remove nodes; outputs should match to float rounding
-ATOL = 1e-6
+# (rtol, atol) per level: -O1 only removes nodes; -O2/-O3 fold weights in double and round once.
+TOLERANCE = {1: (1e-5, 1e-6), 2: (1e-4, 1e-5), 3: (1e-4, 1e-5)}
+LEVELS = (1, 2, 3)
 # Random weights are materialized as Constant nodes, so VGG-19 (144 M weights), ZFNet-512 and
 # AlexNet (about 60 M each) would turn into files of 250 to 600 MB and take most of the run;
 # their random-weight variants are skipped and the constant-weight checks still run.
@@ -122,23 +126,39 @@ def arange_feed(sess):
     return feed
 
 
-def compare_outputs(original, optimized, feeds):
-    ref, opt = session(original), session(optimized)
-    ref_inputs = [i.name for i in ref.get_inputs()]
-    assert [i.name for i in opt.get_inputs()] == ref_inputs, "onnxruntime sees different graph inputs"
+def reference_outputs(original, feeds):
+    """The original's outputs per feed, computed once for all levels: [(label, feed, outputs)]."""
+    ref = session(original)
     names = [o.name for o in ref.get_outputs()]
+    return ref, names, [(label, make(ref), None) for label, make in feeds]
+
+
+def compare_outputs(reference, optimized, tolerance):
+    """Runs `optimized` on the reference feeds; returns the largest absolute difference."""
+    ref, names, runs = reference
+    opt = session(optimized)
+    assert [i.name for i in opt.get_inputs()] == [i.name for i in ref.get_inputs()], \
+        "onnxruntime sees different graph inputs"
     assert [o.name for o in opt.get_outputs()] == names, "onnxruntime sees different graph outputs"
+    rtol, atol = tolerance
     worst = 0.0
-    for label, make in feeds:
-        feed = make(ref)
-        expected = ref.run(None, feed)
+    for k, (label, feed, expected) in enumerate(runs):
+        if expected is None:
+            expected = ref.run(None, feed)
+            runs[k] = (label, feed, expected)
         actual = opt.run(None, feed)
         for name, e, a in zip(names, expected, actual):
             assert e.shape == a.shape, f"{label} input, output {name}: shape {a.shape}, expected {e.shape}"
-            np.testing.assert_allclose(a, e, rtol=RTOL, atol=ATOL,
-                                       err_msg=f"{label} input, output {name}")
+            np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, err_msg=f"{label} input, output {name}")
             worst = max(worst, float(np.max(np.abs(a.astype(np.float64) - e))) if e.size else 0.0)
     return worst
+
+
+def op_counts(model):
+    counts = {}
+    for n in model.graph.node:
+        counts[n.op_type] = counts.get(n.op_type, 0) + 1
+    return counts
 
 
 def node_count(model):
@@ -191,20 +211,26 @@ def randomize_weights(src, dst, seed):
 # ---- the checks ---------------------------------------------------------------------------------
 
 def oracle_check(cli, model, work, feeds):
-    """Optimizes `model` with -O1 and compares it with the original; returns a summary line."""
+    """Optimizes `model` at each level and compares it with the original; returns a summary line."""
     work.mkdir(parents=True, exist_ok=True)
-    out, report_path = work / "optimized.onnx", work / "report.json"
-    run_cli(cli, ["optimize", model, "-o", out, "-O1", "--report", report_path])
-    report = check_report(report_path)
-    onnx.checker.check_model(str(out), full_check=True)
-    before, after = onnx.load(str(model)), onnx.load(str(out))
-    assert [o.name for o in after.graph.output] == [o.name for o in before.graph.output], \
-        "graph output names changed"
-    assert report["before"]["nodes"] == node_count(before) and report["after"]["nodes"] == node_count(after), \
-        "report node counts disagree with the files"
-    worst = compare_outputs(model, out, feeds)
-    return (f"nodes {node_count(before)} -> {node_count(after)}, "
-            f"{len(report['passes'])} passes, max |diff| {worst:.3g}")
+    before = onnx.load(str(model))
+    reference = reference_outputs(model, feeds)
+    summary = [f"nodes {node_count(before)}"]
+    for level in LEVELS:
+        out, report_path = work / f"optimized_O{level}.onnx", work / f"report_O{level}.json"
+        run_cli(cli, ["optimize", model, "-o", out, f"-O{level}", "--report", report_path])
+        report = check_report(report_path)
+        onnx.checker.check_model(str(out), full_check=True)
+        after = onnx.load(str(out))
+        assert [o.name for o in after.graph.output] == [o.name for o in before.graph.output], \
+            f"-O{level}: graph output names changed"
+        assert report["before"]["nodes"] == node_count(before) and report["after"]["nodes"] == node_count(after), \
+            f"-O{level}: report node counts disagree with the files"
+        worst = compare_outputs(reference, out, TOLERANCE[level])
+        fused = {op: n for op, n in op_counts(after).items() if op in ("FusedConv", "FusedGemm", "BatchNormalization")}
+        summary.append(f"-O{level} {node_count(after)} (max |diff| {worst:.2g}{', ' if fused else ''}"
+                       f"{', '.join(f'{op} {n}' for op, n in sorted(fused.items()))})")
+    return ", ".join(summary)
 
 
 def acceptance_resnet50(cli, light_dir, work):
