@@ -19,11 +19,17 @@ const ir::tensor* constant_tensor(const pass_context& ctx, const ir::value* v) n
 
 namespace {
 
+// Reads the raw bytes rather than `tensor::values`, which checks the dtype against `Stored`:
+// float16 and bfloat16 are stored as uint16_t bit patterns.
 template <class Stored, class Convert>
 std::vector<double> widen(const ir::tensor& t, Convert convert) {
-  std::vector<double> out;
-  out.reserve(t.byte_size() / sizeof(Stored));
-  for (Stored x : t.values<Stored>()) out.push_back(static_cast<double>(convert(x)));
+  const std::size_t count = t.byte_size() / sizeof(Stored);
+  std::vector<double> out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    Stored x;
+    std::memcpy(&x, t.bytes->data() + i * sizeof(Stored), sizeof(Stored));
+    out[i] = static_cast<double>(convert(x));
+  }
   return out;
 }
 

@@ -1,0 +1,107 @@
+#include "inferopt/fusion/fuse_conv_bn.hpp"
+
+#include <cmath>
+#include <optional>
+#include <string_view>
+
+#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/fusion/detail/conv_weights.hpp"
+#include "inferopt/pass/detail/bypass.hpp"
+
+namespace inferopt {
+namespace {
+
+/// A BatchNormalization found after a conv, and either the conv's folded weights or why
+/// the pair was declined. Building it edits nothing.
+struct bn_match {
+  ir::node* bn = nullptr;                      // null: no BatchNormalization follows the conv
+  std::optional<detail::conv_weights> folded;  // set when the pair folds
+  std::string_view declined;                   // the statistic naming why, otherwise
+};
+
+bn_match decline(ir::node* bn, std::string_view why) { return bn_match{bn, std::nullopt, why}; }
+
+/// Whether output `k` of `n` is absent or read by nobody.
+bool unused_output(const ir::node* n, std::size_t k) {
+  const ir::value* v = n->output(k);
+  return !v || (!v->has_uses() && !v->is_graph_output());
+}
+
+/// Condition 4: the inference form in the model's opset.
+bool is_inference_form(const ir::node* bn, std::int64_t opset) {
+  for (std::size_t k = 1; k < bn->outputs().size(); ++k) {
+    if (!unused_output(bn, k)) return false;
+  }
+  if (opset >= 14 && bn->attr_int("training_mode", 0) != 0) return false;
+  if (opset <= 8 && bn->attr_int("spatial", 1) == 0) return false;
+  return true;
+}
+
+/// Condition 3: one constant floating rank-1 vector of `channels` values.
+std::optional<std::vector<double>> channel_vector(const pass_context& ctx, const ir::value* v, std::int64_t channels) {
+  const ir::tensor* t = detail::constant_tensor(ctx, v);
+  if (!t || !detail::is_floating(t->dtype) || t->dims.size() != 1 || t->dims[0] != channels) return std::nullopt;
+  return detail::constant_floats(ctx, v);
+}
+
+bn_match match(const pass_context& ctx, ir::node* conv) {
+  std::optional<detail::conv_weights> c = detail::open_conv_weights(ctx, conv);  // condition 1
+  if (!c) return {};
+  ir::node* bn = detail::sole_user(conv->output(0));  // condition 2
+  if (!bn || !bn->is("BatchNormalization")) return {};
+  if (bn->inputs().size() != 5 || bn->input(0) != conv->output(0) || bn->outputs().empty() || !bn->output(0)) {
+    return decline(bn, "declined-malformed");
+  }
+  std::optional<std::vector<double>> p[4];
+  for (std::size_t i = 0; i < 4; ++i) {
+    p[i] = channel_vector(ctx, bn->input(i + 1), c->out_channels);
+    if (!p[i]) return decline(bn, "declined-parameters");
+  }
+  if (!is_inference_form(bn, ctx.onnx_opset())) return decline(bn, "declined-training-form");
+
+  const std::vector<double>& gamma = *p[0];
+  const std::vector<double>& beta = *p[1];
+  const std::vector<double>& mean = *p[2];
+  const std::vector<double>& var = *p[3];
+  const double epsilon = bn->attr_float("epsilon", 1e-5f);
+  std::vector<double> scale(gamma.size()), shift(gamma.size());
+  for (std::size_t o = 0; o < gamma.size(); ++o) {
+    const double denominator = var[o] + epsilon;  // condition 5
+    if (!(denominator > 0.0) || !std::isfinite(denominator)) return decline(bn, "declined-variance");
+    scale[o] = gamma[o] / std::sqrt(denominator);
+    shift[o] = beta[o] - mean[o] * scale[o];  // (B - mean) * s + beta = B * s + shift
+  }
+  detail::scale_output_channels(*c, scale);
+  detail::shift_output_channels(*c, shift);
+  if (!detail::fits_weight_type(*c)) return decline(bn, "declined-overflow");
+  return bn_match{bn, std::move(c), {}};
+}
+
+}  // namespace
+
+bool fuse_conv_bn::run(ir::graph& g, pass_context& ctx) {
+  std::int64_t folded = 0;
+  for (ir::node* conv : g.node_list()) {
+    // The folded conv may be followed by another BatchNormalization: keep going.
+    for (;;) {
+      bn_match m = match(ctx, conv);
+      if (!m.bn) break;
+      if (!m.folded) {
+        ctx.count(std::string(m.declined));
+        break;
+      }
+      // bypass edits nothing when it declines (condition 6), so it goes before the weights.
+      if (detail::bypass(g, m.bn) != detail::bypass_result::removed) {
+        ctx.count("declined-output-name");
+        break;
+      }
+      detail::commit(g, *m.folded);
+      ++folded;
+    }
+  }
+  ctx.rewrote(folded);
+  ctx.count("batch-norms-folded", folded);
+  return folded > 0;
+}
+
+}  // namespace inferopt

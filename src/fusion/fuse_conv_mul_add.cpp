@@ -1,0 +1,133 @@
+#include "inferopt/fusion/fuse_conv_mul_add.hpp"
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/fusion/detail/conv_weights.hpp"
+#include "inferopt/pass/detail/bypass.hpp"
+
+namespace inferopt {
+namespace {
+
+/// An arithmetic node found after a conv, and either the conv's folded weights or why the
+/// pair was declined. Building it edits nothing.
+struct arithmetic_match {
+  ir::node* op = nullptr;                      // null: no foldable op type follows the conv
+  std::optional<detail::conv_weights> folded;  // set when the pair folds
+  std::string_view declined;                   // the statistic naming why, otherwise
+};
+
+arithmetic_match decline(ir::node* op, std::string_view why) { return arithmetic_match{op, std::nullopt, why}; }
+
+/// The output axis that dim 0 of the constant lines up with, under the opset's broadcasting
+/// of Mul/Add/Sub/Div; nullopt when that broadcasting does not apply (condition 4).
+std::optional<std::int64_t> first_aligned_axis(const ir::node* op, std::size_t conv_slot, std::int64_t constant_rank,
+                                               std::int64_t output_rank, std::int64_t opset) {
+  if (opset >= 7) return output_rank - constant_rank;  // numpy: right-aligned
+  // Opsets 1-6 broadcast only B (the second operand) and only when `broadcast` is set; `axis`
+  // names where B starts, right-aligned without it.
+  if (conv_slot != 0 || op->attr_int("broadcast", 0) == 0) return std::nullopt;
+  if (!op->find_attribute("axis")) return output_rank - constant_rank;
+  const std::int64_t axis = op->attr_int("axis", 0);
+  return axis < 0 ? axis + output_rank : axis;
+}
+
+/// The constant's value for each output channel, or nullopt when it varies along any other
+/// axis or would enlarge the output (condition 4).
+std::optional<std::vector<double>> per_channel(const ir::tensor& t, std::vector<double> values, std::int64_t start,
+                                               std::int64_t output_rank, std::int64_t channels) {
+  const std::int64_t rank = static_cast<std::int64_t>(t.dims.size());
+  if (start < 0 || start + rank > output_rank) return std::nullopt;
+  bool varies = false;
+  for (std::int64_t k = 0; k < rank; ++k) {
+    const std::int64_t d = t.dims[static_cast<std::size_t>(k)];
+    if (d == 1) continue;
+    if (start + k != 1 || d != channels) return std::nullopt;
+    varies = true;
+  }
+  const std::size_t expected = varies ? static_cast<std::size_t>(channels) : 1;
+  if (values.size() != expected) return std::nullopt;
+  if (!varies) values.assign(static_cast<std::size_t>(channels), values.front());
+  return values;
+}
+
+arithmetic_match match(const pass_context& ctx, ir::node* conv) {
+  std::optional<detail::conv_weights> c = detail::open_conv_weights(ctx, conv);  // condition 1
+  if (!c) return {};
+  ir::node* op = detail::sole_user(conv->output(0));  // condition 2
+  if (!op || !(op->is("Mul") || op->is("Add") || op->is("Sub") || op->is("Div"))) return {};
+  if (op->inputs().size() != 2 || op->outputs().size() != 1 || !op->output(0)) return decline(op, "declined-malformed");
+  const std::size_t conv_slot = op->input(0) == conv->output(0) ? 0 : 1;
+  const bool commutes = op->is("Mul") || op->is("Add");
+  if (conv_slot != 0 && !commutes) return decline(op, "declined-operand-order");
+
+  const ir::value* operand = op->input(1 - conv_slot);  // condition 3
+  const ir::tensor* t = detail::constant_tensor(ctx, operand);
+  if (!t || t->dtype != c->weight_tensor->dtype) return decline(op, "declined-operand");
+  std::optional<std::vector<double>> values = detail::constant_floats(ctx, operand);
+  if (!values) return decline(op, "declined-operand");
+
+  const auto output_rank = static_cast<std::int64_t>(c->output_rank());  // condition 4
+  const std::optional<std::int64_t> start =
+      first_aligned_axis(op, conv_slot, static_cast<std::int64_t>(t->dims.size()), output_rank, ctx.onnx_opset());
+  if (!start) return decline(op, "declined-broadcast");
+  std::optional<std::vector<double>> k = per_channel(*t, std::move(*values), *start, output_rank, c->out_channels);
+  if (!k) return decline(op, "declined-broadcast");
+
+  if (op->is("Mul")) {
+    detail::scale_output_channels(*c, *k);
+  } else if (op->is("Div")) {
+    for (double& x : *k) {
+      if (x == 0.0) return decline(op, "declined-division-by-zero");  // condition 5
+      x = 1.0 / x;
+    }
+    detail::scale_output_channels(*c, *k);
+  } else {
+    if (op->is("Sub")) {
+      for (double& x : *k) x = -x;
+    }
+    detail::shift_output_channels(*c, *k);
+  }
+  if (!detail::fits_weight_type(*c)) return decline(op, "declined-overflow");
+  return arithmetic_match{op, std::move(c), {}};
+}
+
+/// `muls-folded`, `adds-folded`, ...: one statistic per op type.
+std::string folded_statistic(const ir::node* op) {
+  std::string name;
+  for (char ch : op->op_type()) name += static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  return name + "s-folded";
+}
+
+}  // namespace
+
+bool fuse_conv_mul_add::run(ir::graph& g, pass_context& ctx) {
+  std::int64_t folded = 0;
+  for (ir::node* conv : g.node_list()) {
+    // Each fold leaves the conv feeding the next op of a chain: keep going.
+    for (;;) {
+      arithmetic_match m = match(ctx, conv);
+      if (!m.op) break;
+      if (!m.folded) {
+        ctx.count(std::string(m.declined));
+        break;
+      }
+      const std::size_t conv_slot = m.op->input(0) == conv->output(0) ? 0 : 1;
+      const std::string statistic = folded_statistic(m.op);
+      // bypass edits nothing when it declines (condition 6), so it goes before the weights.
+      if (detail::bypass(g, m.op, conv_slot) != detail::bypass_result::removed) {
+        ctx.count("declined-output-name");
+        break;
+      }
+      detail::commit(g, *m.folded);
+      ctx.count(statistic);
+      ++folded;
+    }
+  }
+  ctx.rewrote(folded);
+  return folded > 0;
+}
+
+}  // namespace inferopt
