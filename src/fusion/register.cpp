@@ -1,13 +1,23 @@
 #include "inferopt/fusion/register.hpp"
 
+#include "inferopt/fusion/eliminate_common_subexpressions.hpp"
+#include "inferopt/fusion/eliminate_noop.hpp"
+#include "inferopt/fusion/fuse_consecutive_reshapes.hpp"
+#include "inferopt/fusion/fuse_consecutive_transposes.hpp"
 #include "inferopt/fusion/fuse_conv_bn.hpp"
 #include "inferopt/fusion/fuse_conv_mul_add.hpp"
+#include "inferopt/fusion/fuse_pad_into_conv.hpp"
 
 namespace inferopt {
 
 void register_fusion_passes(pass_registry& registry) {
   registry.add<fuse_conv_bn>();
   registry.add<fuse_conv_mul_add>();
+  registry.add<fuse_consecutive_transposes>();
+  registry.add<fuse_consecutive_reshapes>();
+  registry.add<eliminate_noop>();
+  registry.add<eliminate_common_subexpressions>();
+  registry.add<fuse_pad_into_conv>();
 }
 
 }  // namespace inferopt

@@ -15,6 +15,12 @@ bool defined_below(const ir::graph& g, const std::string& name) {
 
 }  // namespace
 
+bool can_take_output_name(const ir::graph& g, const ir::value* in, const ir::value* out) {
+  const std::string& name = out->name();
+  return in->owner() == &g && in->origin() == ir::value_origin::node_output && !in->is_graph_output() &&
+         !(g.parent() && g.parent()->resolve(name)) && !defined_below(g, name);
+}
+
 bypass_result bypass(ir::graph& g, ir::node* n, std::size_t in_index, std::size_t out_index) {
   ir::value* in = n->input(in_index);
   ir::value* out = n->output(out_index);
@@ -27,10 +33,7 @@ bypass_result bypass(ir::graph& g, ir::node* n, std::size_t in_index, std::size_
   const std::string name = out->name();
   // Every check `graph::rename` makes, made before any edit: a declined bypass leaves the
   // graph as it was (only `out` itself may hold the name in this graph).
-  const bool can_take_name = in->owner() == &g && in->origin() == ir::value_origin::node_output &&
-                             !in->is_graph_output() && !(g.parent() && g.parent()->resolve(name)) &&
-                             !defined_below(g, name);
-  if (!can_take_name) return bypass_result::output_name_conflict;
+  if (!can_take_output_name(g, in, out)) return bypass_result::output_name_conflict;
   if (!in->type() && out->type()) in->set_type(out->type());
   g.replace_all_uses(out, in);
   g.erase(n);

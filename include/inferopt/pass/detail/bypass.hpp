@@ -20,4 +20,10 @@ enum class bypass_result {
 /// Other outputs of `n` must be unused.
 bypass_result bypass(ir::graph& g, ir::node* n, std::size_t in_index = 0, std::size_t out_index = 0);
 
+/// Whether `in` may take over the name of the graph output `out` of `g`, as `bypass` does:
+/// false when `in` is a graph input, an initializer, another graph output or a value of an
+/// enclosing graph, or when an enclosing or nested graph already defines the name. Lets a
+/// pass that forwards a value from further up a chain decide before it edits.
+[[nodiscard]] bool can_take_output_name(const ir::graph& g, const ir::value* in, const ir::value* out);
+
 }  // namespace inferopt::detail

@@ -1,0 +1,139 @@
+#include "inferopt/fusion/fuse_consecutive_reshapes.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/fusion/detail/shape_operands.hpp"
+
+namespace inferopt {
+namespace {
+
+bool is_shape_op(const ir::node* n) {
+  return n && !n->is_dead() && (n->is("Reshape") || n->is("Flatten") || n->is("Squeeze") || n->is("Unsqueeze")) &&
+         n->outputs().size() == 1 && n->input(0) && n->output(0);
+}
+
+/// The opset forms this graph's model uses.
+struct forms {
+  bool reshape_shape_attribute;  // Reshape-1..4
+  bool axes_attribute;           // Squeeze/Unsqueeze before 13
+  bool has_allowzero;            // Reshape-14
+};
+
+std::optional<detail::int_list> axes_of(const pass_context& ctx, const forms& f, const ir::node* n) {
+  return detail::int_list_operand(ctx, *n, "axes", 1, f.axes_attribute);
+}
+
+/// Reshape's target, or nullopt when it is missing or not constant.
+std::optional<std::vector<std::int64_t>> target_of(const pass_context& ctx, const forms& f, const ir::node* n) {
+  std::optional<detail::int_list> t = detail::int_list_operand(ctx, *n, "shape", 1, f.reshape_shape_attribute);
+  if (!t || !t->present) return std::nullopt;
+  return std::move(t->values);
+}
+
+bool allows_zero(const forms& f, const ir::node* n) { return f.has_allowzero && n->attr_int("allowzero", 0) != 0; }
+
+/// Squeeze(a) -> Unsqueeze(b) or Unsqueeze(a) -> Squeeze(b) with the same axes.
+bool cancels(const pass_context& ctx, const forms& f, const ir::node* first, const ir::node* second) {
+  const bool squeeze_then_unsqueeze = first->is("Squeeze") && second->is("Unsqueeze");
+  const bool unsqueeze_then_squeeze = first->is("Unsqueeze") && second->is("Squeeze");
+  if (!squeeze_then_unsqueeze && !unsqueeze_then_squeeze) return false;
+  const std::optional<detail::int_list> a = axes_of(ctx, f, first);
+  const std::optional<detail::int_list> b = axes_of(ctx, f, second);
+  if (!a || !b || !a->present || !b->present || a->values.size() != b->values.size()) return false;
+  // Both lists count axes of the wider tensor: x for Squeeze -> Unsqueeze, y for the other.
+  std::optional<std::size_t> rank = detail::known_rank(first->input(0));
+  if (rank && unsqueeze_then_squeeze) *rank += a->values.size();
+  const bool any_negative = std::any_of(a->values.begin(), a->values.end(), [](std::int64_t v) { return v < 0; }) ||
+                            std::any_of(b->values.begin(), b->values.end(), [](std::int64_t v) { return v < 0; });
+  if (any_negative && !rank) return false;
+  const std::int64_t r = rank ? static_cast<std::int64_t>(*rank) : INT64_MAX;
+  const std::optional<std::vector<std::int64_t>> na = detail::normalized_axes(a->values, r);
+  const std::optional<std::vector<std::int64_t>> nb = detail::normalized_axes(b->values, r);
+  return na && nb && *na == *nb;
+}
+
+/// B's target with every copying `0` replaced by the dim of y it copies; nullopt when one
+/// cannot be known or is 0.
+std::optional<std::vector<std::int64_t>> resolved_target(const pass_context& ctx, const forms& f,
+                                                         const ir::node* first, const ir::node* second) {
+  std::optional<std::vector<std::int64_t>> target = target_of(ctx, f, second);
+  if (!target || allows_zero(f, second)) return target;
+  const ir::value* y = first->output(0);
+  std::optional<std::vector<std::int64_t>> first_target;
+  if (first->is("Reshape")) first_target = target_of(ctx, f, first);
+  for (std::size_t k = 0; k < target->size(); ++k) {
+    std::int64_t& d = (*target)[k];
+    if (d != 0) continue;
+    if (y->type() && y->type()->dims && k < y->type()->dims->size() && (*y->type()->dims)[k].is_static()) {
+      d = (*y->type()->dims)[k].value();
+    } else if (first_target && k < first_target->size() && (*first_target)[k] > 0) {
+      d = (*first_target)[k];  // a literal dim of A's target is y's dim
+    }
+    if (d == 0) return std::nullopt;
+  }
+  return target;
+}
+
+/// z's static shape when it has no 0 dim.
+std::optional<std::vector<std::int64_t>> static_result(const ir::node* second) {
+  std::optional<std::vector<std::int64_t>> dims = detail::static_dims(second->output(0));
+  if (!dims || std::find(dims->begin(), dims->end(), 0) != dims->end()) return std::nullopt;
+  return dims;
+}
+
+/// Turns `n` into Reshape(x, target) in the opset's form, keeping its output.
+void make_reshape(ir::graph& g, const forms& f, ir::node* n, ir::value* x, const std::vector<std::int64_t>& target,
+                  bool keep_attributes) {
+  if (!keep_attributes) n->attributes().clear();
+  n->set_op_type("Reshape");
+  g.set_input(n, 0, x);
+  if (f.reshape_shape_attribute) {
+    n->set_attribute(ir::attribute::make_ints("shape", target));
+    return;
+  }
+  ir::tensor t = ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(target.size())}, target);
+  detail::set_constant_input(g, n, 1, std::move(t), (n->name().empty() ? std::string("reshape") : n->name()) + "_shape");
+}
+
+}  // namespace
+
+bool fuse_consecutive_reshapes::run(ir::graph& g, pass_context& ctx) {
+  const std::int64_t opset = ctx.onnx_opset();
+  const forms f{opset < 5, opset < 13, opset >= 14};
+  std::int64_t fused = 0;
+  for (ir::node* second : g.node_list()) {
+    if (!is_shape_op(second)) continue;
+    ir::node* first = second->input(0)->producer();
+    if (!is_shape_op(first) || first->owner() != &g) continue;
+    ir::value* x = first->input(0);
+    ir::value* y = first->output(0);
+    if (cancels(ctx, f, first, second) && detail::can_forward_past(g, second, x)) {
+      detail::forward_past(g, second, x);
+      ctx.count("shape-ops-cancelled");
+    } else if (std::optional<std::vector<std::int64_t>> target;
+               second->is("Reshape") && (target = resolved_target(ctx, f, first, second))) {
+      // B keeps its attributes (allowzero) and, when no 0 was resolved, its target operand.
+      if (target != target_of(ctx, f, second)) {
+        make_reshape(g, f, second, x, *target, true);
+      } else {
+        g.set_input(second, 0, x);
+      }
+      ctx.count("reshapes-merged");
+    } else if (std::optional<std::vector<std::int64_t>> dims = static_result(second);
+               dims && (!f.reshape_shape_attribute || second->inputs().size() == 1)) {
+      make_reshape(g, f, second, x, *dims, false);
+      ctx.count("reshapes-merged");
+    } else {
+      continue;
+    }
+    if (!y->has_uses() && !y->is_graph_output()) g.erase(first);
+    ++fused;
+  }
+  ctx.rewrote(fused);
+  return fused > 0;
+}
+
+}  // namespace inferopt
