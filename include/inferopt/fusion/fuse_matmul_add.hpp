@@ -1,0 +1,37 @@
+#pragma once
+/// `fuse-matmul-add`: a MatMul of two matrices followed by an Add becomes one Gemm.
+///
+///   before:  A, B -> MatMul -> Y -> Add(Y, C) or Add(C, Y) -> Z
+///   after:   A, B, C -> Gemm -> Z            (alpha = beta = 1, no transposes)
+///
+/// Algebra: Gemm computes alpha * A B + beta * C with C broadcast to [M, N]; with alpha and
+/// beta 1 that is MatMul then Add whenever C broadcasts to [M, N] without widening it.
+///
+/// Conditions (each checked before anything is edited; a declined match edits nothing):
+///   1. opset >= 7: Gemm's C broadcasts unidirectionally only from opset 7 on;
+///   2. Y's only reader is the Add, and Y is not a graph output;
+///   3. A and B are known to be 2-D (from their types or constant dims); batched and 1-D
+///      MatMul have no Gemm form;
+///   4. A, B and C share one floating element type (Gemm before opset 11 is floating only,
+///      and our executor's Gemm too);
+///   5. C's shape is known and broadcasts to [M, N] unidirectionally: rank at most 2, each
+///      dim 1 or the matching, statically known, output dim;
+///   6. the Add's output can keep its name when it is a graph output (detail::bypass).
+///
+/// C need not be a constant. When it is computed after the MatMul, the Gemm moves after it
+/// (the graph is sorted again).
+
+#include "inferopt/pass/pass.hpp"
+
+namespace inferopt {
+
+class fuse_matmul_add final : public pass {
+ public:
+  [[nodiscard]] std::string_view name() const noexcept override { return "fuse-matmul-add"; }
+  [[nodiscard]] std::string_view description() const noexcept override {
+    return "fuse a 2-D MatMul and the Add of a broadcastable bias into Gemm";
+  }
+  bool run(ir::graph& g, pass_context& ctx) override;
+};
+
+}  // namespace inferopt
