@@ -228,6 +228,13 @@ struct graph_writer {
     for (value* v : ga::value_info_order(g)) {
       if (!v->is_dead() && ga::in_value_info(*v)) write_info(*v, *gp.add_value_info());
     }
+    // Types that passes or builders gave to node outputs are written too, after the loaded
+    // entries (a loaded value without value_info has no type, so round trips are unchanged).
+    for (node* n : g.nodes()) {
+      for (value* v : n->outputs()) {
+        if (v && v->type() && !ga::in_value_info(*v) && !v->is_graph_output()) write_info(*v, *gp.add_value_info());
+      }
+    }
     for (auto& vi : stray) *gp.add_value_info() = std::move(vi);
   }
 

@@ -19,11 +19,18 @@ void register_cleanup_passes(pass_registry& registry) {
 }
 
 void register_levels(pass_registry& registry) {
-  const std::string cleanups = "fixpoint(fold-constants,eliminate-identity,eliminate-dropout,dce,remove-unused)";
+  const std::string cleanups = "fold-constants,eliminate-identity,eliminate-dropout,dce,remove-unused";
+  // Cleanups and fusions feed each other (a folded Transpose exposes a MatMul+Add, a removed
+  // Pad exposes a Conv+BN), so they share one fixpoint group.
+  const std::string default_domain =
+      "fold-constants,eliminate-identity,eliminate-dropout,eliminate-noop,fuse-consecutive-transposes,"
+      "fuse-consecutive-reshapes,eliminate-common-subexpressions,fuse-pad-into-conv,fuse-conv-bn,fuse-conv-mul-add,"
+      "fuse-bn-into-gemm,fuse-gemm-transpose,fuse-matmul-add,dce,remove-unused";
   registry.add_pipeline("O0", "", "no optimization");
-  registry.add_pipeline("O1", cleanups, "cleanups to a fixpoint; standard ONNX only");
-  registry.add_pipeline("O2", cleanups, "O1 plus default-domain fusions");
-  registry.add_pipeline("O3", cleanups, "O2 plus com.microsoft fusions (FusedConv, FusedGemm)");
+  registry.add_pipeline("O1", "fixpoint(" + cleanups + ")", "cleanups to a fixpoint; standard ONNX only");
+  registry.add_pipeline("O2", "fixpoint(" + default_domain + ")", "O1 plus fusions that stay in the default ONNX domain");
+  registry.add_pipeline("O3", "fixpoint(" + default_domain + ")",
+                        "O2 plus com.microsoft fusions (FusedConv, FusedGemm); ONNX Runtime runs the output");
 }
 
 pass_registry builtin_registry() {

@@ -274,7 +274,7 @@ class random_graph_generator {
   void matrix_step() {
     const matrix x = choose(matrices_);
     matrix y = x;
-    switch (pick(7)) {
+    switch (pick(9)) {
       case 0: {
         const std::int64_t out = 1 + pick(12);
         y = {b_->gemm(x.v, out), x.rows, out};
@@ -293,6 +293,18 @@ class random_graph_generator {
         const std::int64_t out = 1 + pick(8);
         ir::value* w = b_->random_constant("wt", {out, x.cols}, 0.5f);
         y = {b_->matmul(x.v, shaped(transpose(w, {1, 0}), {x.cols, out})), x.rows, out};
+        break;
+      }
+      case 6: {  // two products summed: MatMul + Add of a computed value (MatMul+Add into Gemm)
+        const std::int64_t out = 1 + pick(8);
+        ir::value* p = shaped(b_->matmul(x.v, b_->random_constant("w", {x.cols, out}, 0.5f)), {x.rows, out});
+        ir::value* q = shaped(b_->matmul(x.v, b_->random_constant("w", {x.cols, out}, 0.5f)), {x.rows, out});
+        y = {chance(0.5) ? b_->add(p, q) : b_->add(q, p), x.rows, out};
+        break;
+      }
+      case 7: {  // a Gemm whose result is transposed (Transpose into Gemm)
+        const std::int64_t out = 1 + pick(8);
+        y = {transpose(b_->gemm(x.v, out), {1, 0}), out, x.rows};
         break;
       }
       default: {
