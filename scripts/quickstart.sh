@@ -16,9 +16,9 @@ echo
 echo "== inferopt inspect (before) =="
 build/bin/inferopt inspect "$out/default_cnn.onnx"
 echo
-echo "== inferopt optimize -O1 =="
-build/bin/inferopt optimize "$out/default_cnn.onnx" -o "$out/default_cnn.opt.onnx" -O1 \
-  --verify-each --report "$out/report.json"
+echo "== inferopt optimize -O3: cleanups, Conv+BN / MatMul+Add folding, FusedConv; outputs verified =="
+build/bin/inferopt optimize "$out/default_cnn.onnx" -o "$out/default_cnn.opt.onnx" -O3 \
+  --verify-each --verify --report "$out/report.json"
 echo
 echo "== inferopt compare (reference executor, seeded random inputs) =="
 build/bin/inferopt compare "$out/default_cnn.onnx" "$out/default_cnn.opt.onnx" --random-inputs 1
