@@ -23,7 +23,8 @@ void register_levels(pass_registry& registry) {
   registry.add_pipeline("O0", "", "no optimization");
   registry.add_pipeline("O1", cleanups, "cleanups to a fixpoint; standard ONNX only");
   registry.add_pipeline("O2", cleanups, "O1 plus default-domain fusions");
-  registry.add_pipeline("O3", cleanups, "O2 plus com.microsoft fusions (FusedConv, FusedGemm)");
+  registry.add_pipeline("O3", cleanups + ",fuse-conv-activation,fuse-gemm-activation",
+                        "O2 plus com.microsoft fusions (FusedConv, FusedGemm)");
 }
 
 pass_registry builtin_registry() {

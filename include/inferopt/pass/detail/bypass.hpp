@@ -20,4 +20,9 @@ enum class bypass_result {
 /// Other outputs of `n` must be unused.
 bypass_result bypass(ir::graph& g, ir::node* n, std::size_t in_index = 0, std::size_t out_index = 0);
 
+/// What `bypass(g, n, ...)` would return, with nothing edited: a fusion that removes several
+/// nodes asks first, so that it never stops half way.
+[[nodiscard]] bypass_result can_bypass(const ir::graph& g, const ir::node* n, std::size_t in_index = 0,
+                                       std::size_t out_index = 0);
+
 }  // namespace inferopt::detail
