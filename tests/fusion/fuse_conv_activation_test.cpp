@@ -69,13 +69,15 @@ ir::model require_fused(const body& f, std::int64_t opset = 17) {
   return after;
 }
 
-/// Runs the pass on a model it must decline and checks that nothing changed.
-void require_declined(ir::model m) {
+/// Runs the pass on a model it must decline, checks that nothing changed and returns the
+/// pass's record (its counters say why it declined).
+pass_record require_declined(ir::model m) {
   const std::string before = test::bytes_of(m);
   const pass_record r = run(m);
   CHECK_FALSE(r.changed);
   CHECK(r.rewrites == 0);
   CHECK(test::bytes_of(m) == before);
+  return r;
 }
 
 ir::value* conv(ir::graph_builder& gb, ir::value* x) { return gb.conv(x, 6); }
@@ -251,6 +253,27 @@ TEST_CASE("fuse-conv-activation declines what FusedConv cannot express", "[fusio
     require_declined(make([](ir::graph_builder& gb, ir::value* x) {
       return gb.relu(gb.add(conv(gb, x), gb.random_constant("z", {1, 6, 1, 1}, 1.0f)));
     }));
+  }
+  SECTION("an output name that a subgraph already defines") {
+    // The If's branches define their own `y` (legal: the outer `y` comes after the If).
+    // Giving the Conv output the name `y` would shadow it, so the pass must decline.
+    ir::model m = ir::make_model("shadow");
+    ir::graph& g = m.graph();
+    ir::graph_builder gb(g, 11);
+    ir::value* x = gb.input("x", ir::data_type::float32, ir::shape{ir::dim{1}, ir::dim{4}, ir::dim{8}, ir::dim{8}});
+    ir::value* c = conv(gb, x);
+    ir::value* cond = g.add_input("cond", ir::value_type{true, ir::data_type::boolean, ir::shape{}});
+    std::vector<ir::attribute> attrs;
+    attrs.push_back(test::graph_attribute("then_branch", std::make_unique<ir::graph>("then")));
+    attrs.push_back(test::graph_attribute("else_branch", std::make_unique<ir::graph>("else")));
+    ir::node* n = g.add_node(ir::node_spec{"If", {cond}, {"if_out"}, std::move(attrs), "if", {}});
+    for (ir::graph* branch : n->subgraphs()) {
+      branch->add_output(test::add_op(*branch, "Neg", {x}, branch->name() + "_neg", {"y"})->output(0));
+    }
+    ir::node* relu = test::add_op(g, "Relu", {c}, "relu", {"y"});
+    g.add_output(n->output(0));
+    g.add_output(relu->output(0));
+    CHECK(require_declined(std::move(m)).counters.count("declined-output-name") == 1);
   }
   SECTION("a residual of unknown shape") {
     require_declined(make([](ir::graph_builder& gb, ir::value* x) {

@@ -56,14 +56,15 @@ def activation_nodes(kind, src, dst, opset):
     return [helper.make_node(kind, [src], [dst])], []
 
 
-def conv_model(kind, opset=17, residual=None, group=1, stride=1):
+def conv_model(kind, opset=17, residual=None, group=1, stride=1, bias=True):
     """x [1,4,10,10] -> Conv(3x3, pad 1) -> [Add residual] -> [activation] -> y."""
     rng = np.random.default_rng(1)
     channels = 8
     w = rng.standard_normal((channels, 4 // group, 3, 3)) * 0.3
     inits = [const("w", w), const("b", rng.standard_normal(channels))]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 10, 10])]
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], group=group, strides=[stride, stride])]
+    conv_inputs = ["x", "w", "b"] if bias else ["x", "w"]
+    nodes = [helper.make_node("Conv", conv_inputs, ["c"], pads=[1, 1, 1, 1], group=group, strides=[stride, stride])]
     last = "c"
     out = 10 // stride
     if residual == "input":
@@ -106,6 +107,7 @@ def cases():
     out.append(("conv_add_input_relu", conv_model("Relu", residual="input"), 1, 0))
     out.append(("conv_add_branch_relu", conv_model("Relu", residual="branch"), 1, 0))
     out.append(("conv_add_only", conv_model(None, residual="input"), 1, 0))
+    out.append(("conv_no_bias_add_sigmoid", conv_model("Sigmoid", residual="input", bias=False), 1, 0))
     for kind in ("Relu", "LeakyRelu", "Tanh", "Sigmoid", "HardSigmoid"):
         out.append((f"gemm_{kind.lower()}", gemm_model(kind), 0, 1))
     out.append(("gemm_clip_declined", gemm_model("Clip"), 0, 0))
