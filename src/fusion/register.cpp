@@ -5,8 +5,10 @@
 #include "inferopt/fusion/fuse_bn_into_gemm.hpp"
 #include "inferopt/fusion/fuse_consecutive_reshapes.hpp"
 #include "inferopt/fusion/fuse_consecutive_transposes.hpp"
+#include "inferopt/fusion/fuse_conv_activation.hpp"
 #include "inferopt/fusion/fuse_conv_bn.hpp"
 #include "inferopt/fusion/fuse_conv_mul_add.hpp"
+#include "inferopt/fusion/fuse_gemm_activation.hpp"
 #include "inferopt/fusion/fuse_gemm_transpose.hpp"
 #include "inferopt/fusion/fuse_matmul_add.hpp"
 #include "inferopt/fusion/fuse_pad_into_conv.hpp"
@@ -19,6 +21,8 @@ void register_fusion_passes(pass_registry& registry) {
   registry.add<fuse_bn_into_gemm>();
   registry.add<fuse_matmul_add>();
   registry.add<fuse_gemm_transpose>();
+  registry.add<fuse_conv_activation>();
+  registry.add<fuse_gemm_activation>();
   registry.add<fuse_consecutive_transposes>();
   registry.add<fuse_consecutive_reshapes>();
   registry.add<eliminate_noop>();

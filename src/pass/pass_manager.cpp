@@ -78,15 +78,20 @@ bool pass_manager::run_pass(pass& p, ir::model& m, pass_record& record) {
   for (auto& i : instrumentations_) i->before_pass(p, m);
   const auto start = clock_type::now();
   pass_outcome outcome;
+  const std::size_t opsets_before = m.opsets.size();
   try {
     pass_context ctx(m);
     outcome.changed = run_on_graph(p, m.graph(), ctx);
     m.graph().compact();
+    for (const ir::opset_import& o : ctx.required_opsets()) {
+      if (!m.opset(o.domain)) m.opsets.push_back(o);
+    }
     outcome.rewrites = ctx.rewrites();
     outcome.counters = ctx.counters();
     for (auto& i : instrumentations_) i->after_pass(p, m, outcome);
   } catch (const std::exception& e) {
     m.replace_graph(std::move(snapshot));
+    m.opsets.resize(opsets_before);  // imports the failed pass asked for
     for (auto& i : instrumentations_) i->after_pass_failed(p, m, e.what());
     const auto* ours = dynamic_cast<const error*>(&e);
     throw error(ours ? ours->code() : errc::internal, "pass '" + std::string(p.name()) + "': " + e.what());

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/model.hpp"
@@ -36,6 +37,18 @@ class pass_context {
   /// Adds to a named statistic such as `identities-removed`.
   void count(const std::string& statistic, std::int64_t n = 1) { counters_[statistic] += n; }
 
+  /// Asks for an opset import the rewritten graph needs (`com.microsoft` for contrib ops). The
+  /// model reaches a pass only as const, so the pass manager adds the import once the pass
+  /// has succeeded, unless the model already imports the domain (a pass that needs a given
+  /// version checks `model().opset(domain)` before it rewrites).
+  void require_opset(std::string domain, std::int64_t version) {
+    for (const ir::opset_import& o : required_opsets_) {
+      if (o.domain == domain) return;
+    }
+    required_opsets_.push_back(ir::opset_import{std::move(domain), version});
+  }
+  [[nodiscard]] const std::vector<ir::opset_import>& required_opsets() const noexcept { return required_opsets_; }
+
   [[nodiscard]] std::int64_t rewrites() const noexcept { return rewrites_; }
   [[nodiscard]] const std::map<std::string, std::int64_t>& counters() const noexcept { return counters_; }
 
@@ -43,6 +56,7 @@ class pass_context {
   const ir::model& model_;
   std::int64_t rewrites_ = 0;
   std::map<std::string, std::int64_t> counters_;
+  std::vector<ir::opset_import> required_opsets_;  // one entry per domain
 };
 
 /// A pass rewrites one graph. The pass manager runs it on the main graph and, unless the

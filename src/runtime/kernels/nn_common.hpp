@@ -9,6 +9,7 @@
 
 #include "inferopt/runtime/detail/kernel_util.hpp"
 #include "inferopt/runtime/kernel.hpp"
+#include "nn_epilogue.hpp"
 
 namespace inferopt::runtime::nn {
 
@@ -87,6 +88,27 @@ void dispatch_floating(kernel_context& ctx, Fn&& fn) {
   if (ctx.input(0).dtype() == data_type::float32) return fn(float{});
   return fn(double{});
 }
+
+/// rows x cols block of c (leading dim ldc): c += the epilogue's residual (when it has one),
+/// then its activation; for the paths that do not run on the packed GEMM.
+template <class T>
+void apply_epilogue(const epilogue<T>& e, T* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols) noexcept {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T* row = c + r * ldc;
+    if (e.residual) {
+      const T* z = e.residual + r * e.ldr;
+      for (std::int64_t i = 0; i < cols; ++i) row[i] += z[i];
+    }
+    activate(e.act, row, cols);
+  }
+}
+
+/// FusedConv's `activation` and `activation_params` (identity when there is no activation).
+/// @throws via info.fail for an activation ORT rejects or a wrong parameter count.
+activation_spec fused_conv_activation(const kernel_build_info& info);
+/// FusedGemm's `activation` and `activation_alpha`/`activation_beta`.
+/// @throws via info.fail for an activation ORT rejects or a missing parameter.
+activation_spec fused_gemm_activation(const kernel_build_info& info);
 
 // One registration function per nn file (nn.cpp calls them from register_nn_kernels).
 void register_conv_kernels(kernel_registry& r);

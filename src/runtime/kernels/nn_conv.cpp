@@ -1,5 +1,5 @@
-// Conv and ConvTranspose (float32 and float64), N-d with groups, strides, dilations, pads and
-// auto_pad.
+// Conv, com.microsoft FusedConv and ConvTranspose (float32 and float64), N-d with groups,
+// strides, dilations, pads and auto_pad.
 //
 // Strategy, per image n and group g:
 //   - depthwise (one input channel per group, 1 or 2 spatial dims): a direct loop over the
@@ -16,6 +16,10 @@
 //   - float64 otherwise: im2col into a scratch buffer, bias rows, then nn::gemm (Eigen).
 // Small per-group products (grouped convs, batches) run in parallel over (n, g) with one
 // thread each; large ones run one at a time with the GEMM parallel inside.
+// FusedConv is Conv plus an epilogue (nn_epilogue.hpp): Y = act(conv + bias + Z). Every
+// path applies it per output block while the block is hot: the packed GEMM per tile, Winograd
+// per output row, the depthwise loop per output plane, the float64 path per (image, group)
+// product. Plain Conv passes no epilogue.
 // ConvTranspose is the adjoint: col[M/g * k, in] = W_g^T * X_g, then col2im adds col into Y_g.
 // Error bound: that of nn::gemm with k = C/g * prod(kernel) (float32 dot products).
 
@@ -198,8 +202,8 @@ void fill_rows(T* y, std::int64_t rows, std::int64_t cols, const T* bias) {
 
 /// Depthwise (one input channel per group) 1-D/2-D convolution as a direct loop.
 template <class T>
-void depthwise(const T* x, const T* w, const T* bias, T* y, std::int64_t batch, std::int64_t channels,
-               std::int64_t out_channels, const window_geometry& g2, int threads) {
+void depthwise(const T* x, const T* w, const T* bias, const epilogue<T>* ep, T* y, std::int64_t batch,
+               std::int64_t channels, std::int64_t out_channels, const window_geometry& g2, int threads) {
   const std::int64_t h = g2.in[0], wd = g2.in[1], oh = g2.out[0], ow = g2.out[1];
   const std::int64_t kh = g2.kernel[0], kw = g2.kernel[1];
   const std::int64_t sh = g2.stride[0], sw = g2.stride[1], dh = g2.dilation[0], dw = g2.dilation[1];
@@ -213,6 +217,10 @@ void depthwise(const T* x, const T* w, const T* bias, T* y, std::int64_t batch, 
       const T* wp = w + m * kh * kw;
       T* yp = y + t * oh * ow;
       std::fill(yp, yp + oh * ow, bias ? bias[m] : T(0));
+      if (ep && ep->residual) {
+        const T* z = ep->residual + t * oh * ow;
+        for (std::int64_t i = 0; i < oh * ow; ++i) yp[i] += z[i];
+      }
       for (std::int64_t i = 0; i < kh; ++i) {
         for (std::int64_t r = 0; r < oh; ++r) {
           const std::int64_t ih = r * sh - ph + i * dh;
@@ -234,6 +242,7 @@ void depthwise(const T* x, const T* w, const T* bias, T* y, std::int64_t batch, 
           }
         }
       }
+      if (ep) activate(ep->act, yp, oh * ow);
     }
   });
 }
@@ -291,7 +300,9 @@ void pack_groups(const float* w, std::int64_t m, std::int64_t k, std::int64_t gr
 
 class conv_kernel final : public kernel {
  public:
-  conv_kernel(window_attrs attrs, std::int64_t group) : attrs_(std::move(attrs)), group_(group) {}
+  /// `fused`: a FusedConv, which takes a residual Z as input 3 and applies `act`.
+  conv_kernel(window_attrs attrs, std::int64_t group, bool fused = false, activation_spec act = {})
+      : attrs_(std::move(attrs)), group_(group), fused_(fused), act_(act) {}
 
   /// Remembers constant float weights and packs them now for the path their convolution will
   /// take (Winograd when the attributes allow it and the input's declared shape, if any, is
@@ -375,6 +386,7 @@ class conv_kernel final : public kernel {
     const window_geometry g = resolve_window(ctx, attrs_, dims(x.shape().begin() + 2, x.shape().end()), window);
     shape_t y_shape{batch, out_channels};
     y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
+    const T* residual = fused_residual<T>(ctx, y_shape);
     tensor& y = ctx.allocate_output(0, x.dtype(), y_shape);
     if (y.element_count() == 0) return;
 
@@ -382,8 +394,12 @@ class conv_kernel final : public kernel {
     const T* wd = w.data<T>();
     T* yd = y.mutable_data<T>();
     const int threads = ctx.threads();
+    const bool has_epilogue = residual || act_.kind != activation::identity;
+    // The epilogue of the product that writes y at `offset` (the residual has y's layout).
+    auto epilogue_at = [&](std::int64_t offset) { return epilogue<T>{act_, residual ? residual + offset : nullptr, g.out_size()}; };
     if (group_channels == 1 && g.rank() <= 2) {
-      depthwise(xd, wd, bias, yd, batch, channels, out_channels, as_2d(g), threads);
+      const epilogue<T> e = epilogue_at(0);
+      depthwise(xd, wd, bias, has_epilogue ? &e : nullptr, yd, batch, channels, out_channels, as_2d(g), threads);
       return;
     }
     const std::int64_t mg = out_channels / group_, kg = group_channels * g.kernel_size();
@@ -401,8 +417,9 @@ class conv_kernel final : public kernel {
       if (constant && group_ == 1 && winograd_applies(g)) {
         if (winograd_.empty()) pack_winograd(wd, out_channels, channels);
         for (std::int64_t n = 0; n < batch; ++n) {
+          const epilogue<float> e = epilogue_at(n * out_channels * out_size);
           winograd_conv(winograd_.data<float>(), out_channels, channels, xd + n * channels * in_size, g, bias,
-                        yd + n * out_channels * out_size, threads);
+                        has_epilogue ? &e : nullptr, yd + n * out_channels * out_size, threads);
         }
         return;
       }
@@ -425,14 +442,16 @@ class conv_kernel final : public kernel {
       const T* xg = xd + (n * channels + grp * group_channels) * in_size;
       T* yg = yd + (n * out_channels + grp * mg) * out_size;
       const T* bg = bias ? bias + grp * mg : nullptr;
+      const epilogue<T> e = epilogue_at((n * out_channels + grp * mg) * out_size);
+      const epilogue<T>* ep = has_epilogue ? &e : nullptr;
       if constexpr (std::is_same_v<T, float>) {
         if (packed) {
           const float* pw = packed + static_cast<std::size_t>(grp) * group_size;
           if (pointwise) {
-            gemm_packed(pw, mg, kg, out_size, xg, out_size, nullptr, nullptr, bg, yg, out_size, inner_threads);
+            gemm_packed(pw, mg, kg, out_size, xg, out_size, nullptr, nullptr, bg, ep, yg, out_size, inner_threads);
           } else {
             const im2col_context source{xg, &g};
-            gemm_packed(pw, mg, kg, out_size, nullptr, 0, im2col_block, &source, bg, yg, out_size, inner_threads);
+            gemm_packed(pw, mg, kg, out_size, nullptr, 0, im2col_block, &source, bg, ep, yg, out_size, inner_threads);
           }
           return;
         }
@@ -456,6 +475,8 @@ class conv_kernel final : public kernel {
       a.ldc = out_size;
       a.beta = T(1);
       gemm(a, inner_threads);
+      // Eigen's product cannot call back per tile; this (image, group) block is the unit here.
+      if (ep) apply_epilogue(*ep, yg, out_size, mg, out_size);
     };
     const std::int64_t tasks = batch * group_;
     if (threads > 1 && tasks > 1 && 2 * mg * kg * out_size < small_gemm_flops) {
@@ -467,8 +488,22 @@ class conv_kernel final : public kernel {
     }
   }
 
+  /// FusedConv's Z (input 3): null when absent or for plain Conv.
+  /// @throws via ctx.fail when its type or shape differs from the output's.
+  template <class T>
+  const T* fused_residual(const kernel_context& ctx, const shape_t& y_shape) const {
+    if (!fused_ || !ctx.has_input(3)) return nullptr;
+    const tensor& z = ctx.input(3);
+    if (z.shape() != y_shape) {
+      ctx.fail("Z of shape " + to_string(z.shape()) + " does not match the output shape " + to_string(y_shape));
+    }
+    return z.data<T>();
+  }
+
   window_attrs attrs_;
   std::int64_t group_;
+  bool fused_;
+  activation_spec act_;
   // Constant weights, packed once per path on first need; `constant_` is the initializer's
   // data, which the graph (owned by the session, like this kernel) keeps alive. A graph input
   // may override its initializer, so every run checks that the weights still are that data.
@@ -609,6 +644,12 @@ std::int64_t group_of(const kernel_build_info& info) {
 void register_conv_kernels(kernel_registry& r) {
   r.add("", "Conv", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
     auto k = std::make_unique<conv_kernel>(parse_window_attrs(info, false), group_of(info));
+    if (const ir::value* w = info.node.input(1); w && w->initializer()) k->prepack(*w->initializer(), info.node.input(0));
+    return k;
+  });
+  r.add("com.microsoft", "FusedConv", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+    auto k = std::make_unique<conv_kernel>(parse_window_attrs(info, false), group_of(info), true,
+                                           fused_conv_activation(info));
     if (const ir::value* w = info.node.input(1); w && w->initializer()) k->prepack(*w->initializer(), info.node.input(0));
     return k;
   });

@@ -69,12 +69,12 @@ void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, in
 }
 
 void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,
-                 std::int64_t ldb, panel_source source, const void* context, const float* bias, float* c,
+                 std::int64_t ldb, panel_source source, const void* context, const float* bias, const epilogue<float>* ep, float* c,
                  std::int64_t ldc, int threads) noexcept {
   switch (chosen()) {
-    case isa::avx512: return isa_avx512::gemm_packed(packed, m, k, n, b, ldb, source, context, bias, c, ldc, threads);
-    case isa::avx2: return isa_avx2::gemm_packed(packed, m, k, n, b, ldb, source, context, bias, c, ldc, threads);
-    case isa::generic: return isa_generic::gemm_packed(packed, m, k, n, b, ldb, source, context, bias, c, ldc, threads);
+    case isa::avx512: return isa_avx512::gemm_packed(packed, m, k, n, b, ldb, source, context, bias, ep, c, ldc, threads);
+    case isa::avx2: return isa_avx2::gemm_packed(packed, m, k, n, b, ldb, source, context, bias, ep, c, ldc, threads);
+    case isa::generic: return isa_generic::gemm_packed(packed, m, k, n, b, ldb, source, context, bias, ep, c, ldc, threads);
   }
 }
 

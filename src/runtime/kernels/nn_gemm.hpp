@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "nn_epilogue.hpp"
+
 namespace inferopt::runtime::nn {
 
 template <class T>
@@ -46,8 +48,9 @@ void gemm(const gemm_args<double>& args, int threads) noexcept;
 // every call) and B either read in place or produced one cache block at a time by a
 // callback (im2col), so that it never makes a round trip through memory. Threads take
 // disjoint blocks of C: column blocks when n is large, row blocks otherwise; no barriers.
-// Each thread writes the bias (or zeros) into its tile of C right before the tile's first
-// product, while the tile is in cache. The packed layout belongs to the instruction set chosen
+// Each thread writes the bias (or zeros), plus the epilogue's residual, into its tile of C
+// right before the tile's first product, and applies the epilogue's activation right after
+// the tile's last one, while the tile is in cache (no extra pass over C). The packed layout belongs to the instruction set chosen
 // at startup, so pack and multiply in the same process.
 // Error bound: that of `gemm` with the same k.
 
@@ -60,10 +63,11 @@ using panel_source = void (*)(const void* context, std::int64_t k0, std::int64_t
 /// Packs W (row-major, leading dim k) into `out`, which must be 64-byte aligned and hold
 /// packed_size(m, k) floats; blocks are packed in parallel on up to `threads` threads.
 void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, int threads = 1) noexcept;
-/// C = bias[row] (0 when bias is null) + packed W * B, where B is `b` (leading dim ldb) or,
-/// when b is null, what `source` writes for `context`.
+/// C = act(bias[row] (0 when bias is null) + residual + packed W * B), where B is `b`
+/// (leading dim ldb) or, when b is null, what `source` writes for `context`; `ep` (null: no
+/// residual, identity) gives the residual (C's layout, leading dim ep->ldr) and activation.
 void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,
-                 std::int64_t ldb, panel_source source, const void* context, const float* bias, float* c,
+                 std::int64_t ldb, panel_source source, const void* context, const float* bias, const epilogue<float>* ep, float* c,
                  std::int64_t ldc, int threads) noexcept;
 
 // One namespace per instruction-set build of nn_gemm_body.hpp; `available` is false when the
@@ -76,7 +80,7 @@ void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64
   [[nodiscard]] std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept;                           \
   void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, int threads) noexcept;      \
   void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,     \
-                   std::int64_t ldb, panel_source source, const void* context, const float* bias, float* c, \
+                   std::int64_t ldb, panel_source source, const void* context, const float* bias, const epilogue<float>* ep, float* c, \
                    std::int64_t ldc, int threads) noexcept;                                                 \
   }
 INFEROPT_NN_GEMM_DECLARE(isa_generic)

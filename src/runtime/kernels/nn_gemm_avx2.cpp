@@ -16,9 +16,9 @@ void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, in
   isa_generic::pack_weights(w, m, k, out, threads);
 }
 void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,
-                 std::int64_t ldb, panel_source source, const void* context, const float* bias, float* c,
+                 std::int64_t ldb, panel_source source, const void* context, const float* bias, const epilogue<float>* ep, float* c,
                  std::int64_t ldc, int threads) noexcept {
-  isa_generic::gemm_packed(packed, m, k, n, b, ldb, source, context, bias, c, ldc, threads);
+  isa_generic::gemm_packed(packed, m, k, n, b, ldb, source, context, bias, ep, c, ldc, threads);
 }
 }  // namespace inferopt::runtime::nn::isa_avx2
 #endif

@@ -116,6 +116,7 @@ struct packed_problem {
   panel_source source;
   const void* context;
   const float* bias;
+  const epilogue<float>* ep;  // null: no residual, identity activation
   float* c;
   index ldc;
   blocking bl;
@@ -131,10 +132,16 @@ void packed_part(const packed_problem& p, index r0, index r1, index c0, index c1
   for (index i2 = r0; i2 < r1; i2 += p.mc) {
     const index mc = smaller(p.mc, r1 - i2);
     // The tile's initial value, written while it is about to be accumulated into.
+    const float* residual = p.ep ? p.ep->residual : nullptr;
     for (index j = c0; j < c1; ++j) {
       float* row = p.c + j * p.ldc + i2;
       const float v = p.bias ? p.bias[j] : 0.0f;
-      for (index i = 0; i < mc; ++i) row[i] = v;
+      if (residual) {
+        const float* z = residual + j * p.ep->ldr + i2;
+        for (index i = 0; i < mc; ++i) row[i] = v + z[i];
+      } else {
+        for (index i = 0; i < mc; ++i) row[i] = v;
+      }
     }
     const float* block_b = p.packed;
     for (index k2 = 0; k2 < p.k; k2 += p.bl.kc) {
@@ -153,6 +160,10 @@ void packed_part(const packed_problem& p, index r0, index r1, index c0, index c1
         if (lo < hi) gebp()(res.getSubMapper(i2, lo), block_a, block_b + (lo - j2) * kc, mc, kc, hi - lo, 1.0f);
         block_b += round_up(kc * nc, block_alignment);
       }
+    }
+    // The tile is complete: activate it before moving on (activate is the baseline build's).
+    if (p.ep && p.ep->act.kind != activation::identity) {
+      for (index j = c0; j < c1; ++j) activate(p.ep->act, p.c + j * p.ldc + i2, mc);
     }
   }
 }
@@ -212,16 +223,18 @@ void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, in
 }
 
 void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,
-                 std::int64_t ldb, panel_source source, const void* context, const float* bias, float* c,
+                 std::int64_t ldb, panel_source source, const void* context, const float* bias, const epilogue<float>* ep, float* c,
                  std::int64_t ldc, int threads) noexcept {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     for (index j = 0; j < m; ++j) {
-      for (index i = 0; i < n; ++i) c[j * ldc + i] = bias ? bias[j] : 0.0f;
+      float* row = c + j * ldc;
+      for (index i = 0; i < n; ++i) row[i] = (bias ? bias[j] : 0.0f) + (ep && ep->residual ? ep->residual[j * ep->ldr + i] : 0.0f);
+      if (ep) activate(ep->act, row, n);
     }
     return;
   }
-  packed_problem p{packed, m, k, n, b, ldb, source, context, bias, c, ldc, blocking_for(m, k), 0};
+  packed_problem p{packed, m, k, n, b, ldb, source, context, bias, ep, c, ldc, blocking_for(m, k), 0};
   index kc = k, mc = n, nc = m;
   Eigen::internal::computeProductBlockingSizes<float, float, 1>(kc, mc, nc, index(1));
   p.mc = larger(smaller(mc, n), 1);

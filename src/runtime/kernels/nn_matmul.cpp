@@ -4,7 +4,9 @@
 // MatMul folds A's batch dims into its rows when B has none (one [batch*M, K] x [K, N]
 // product: the usual x * W of a linear layer); otherwise one product per output batch entry,
 // run side by side on one thread each when they are small. Gemm writes beta*C into Y first
-// and lets the product accumulate onto it.
+// and lets the product accumulate onto it. com.microsoft FusedGemm is Gemm plus an activation
+// (nn_epilogue.hpp): it runs the product in blocks of rows, each written (beta*C), multiplied
+// and activated before the next, so the activation finds its block in cache.
 // Error bound: that of nn::gemm with the reduction length K.
 
 #include <algorithm>
@@ -108,8 +110,8 @@ class matmul_kernel final : public kernel {
 
 class gemm_kernel final : public kernel {
  public:
-  gemm_kernel(bool trans_a, bool trans_b, float alpha, float beta)
-      : trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta) {}
+  gemm_kernel(bool trans_a, bool trans_b, float alpha, float beta, activation_spec act = {})
+      : trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta), act_(act) {}
 
   void compute(kernel_context& ctx) override {
     check_float(ctx, 3);
@@ -135,36 +137,50 @@ class gemm_kernel final : public kernel {
     if (y.element_count() == 0) return;
     T* yd = y.mutable_data<T>();
     const bool with_c = ctx.has_input(2) && beta_ != 0.0f;
-    if (with_c) fill_scaled_c<T>(ctx, ctx.input(2), m, n, yd);
+    if (with_c) check_c(ctx, ctx.input(2), m, n);
     gemm_args<T> g;
-    g.m = m;
     g.n = n;
     g.k = k;
-    g.a = a.data<T>();
     g.lda = a.dim(1);
     g.trans_a = trans_a_;
     g.b = b.data<T>();
     g.ldb = b.dim(1);
     g.trans_b = trans_b_;
-    g.c = yd;
     g.ldc = n;
     g.alpha = static_cast<T>(alpha_);
     g.beta = with_c ? T(1) : T(0);
-    gemm(g, ctx.threads());
+    // Plain Gemm: one block. FusedGemm: blocks of about 64K outputs (256 KB of float, an L2's
+    // worth), at least 32 rows so that each product still feeds Eigen's blocking.
+    const bool fused = act_.kind != activation::identity;
+    const std::int64_t block = fused ? std::max<std::int64_t>(32, (std::int64_t{1} << 16) / std::max<std::int64_t>(n, 1)) : m;
+    for (std::int64_t i0 = 0; i0 < m; i0 += block) {
+      const std::int64_t rows = std::min(block, m - i0);
+      if (with_c) fill_scaled_c<T>(ctx.input(2), i0, rows, n, yd);
+      g.m = rows;
+      g.a = a.data<T>() + (trans_a_ ? i0 : i0 * g.lda);
+      g.c = yd + i0 * n;
+      gemm(g, ctx.threads());
+      if (fused) activate(act_, g.c, rows * n);
+    }
   }
 
-  /// y = beta * C broadcast to [m, n] (C unidirectionally broadcastable: [], [n], [1,n],
-  /// [m,1], [m,n], ...).
-  template <class T>
-  void fill_scaled_c(const kernel_context& ctx, const tensor& c, std::int64_t m, std::int64_t n, T* y) const {
+  /// Fails unless C is unidirectionally broadcastable to [m, n]: [], [n], [1,n], [m,1], [m,n], ...
+  static void check_c(const kernel_context& ctx, const tensor& c, std::int64_t m, std::int64_t n) {
     const shape_t& s = c.shape();
     const std::int64_t cm = s.size() == 2 ? s[0] : 1, cn = s.empty() ? 1 : s.back();
     if (s.size() > 2 || (cm != 1 && cm != m) || (cn != 1 && cn != n)) {
       ctx.fail("C of shape " + to_string(s) + " does not broadcast to [" + std::to_string(m) + "," + std::to_string(n) + "]");
     }
+  }
+
+  /// Rows [i0, i0 + rows) of y = beta * C broadcast to [m, n] (checked by check_c).
+  template <class T>
+  void fill_scaled_c(const tensor& c, std::int64_t i0, std::int64_t rows, std::int64_t n, T* y) const {
+    const shape_t& s = c.shape();
+    const std::int64_t cm = s.size() == 2 ? s[0] : 1, cn = s.empty() ? 1 : s.back();
     const T* cd = c.data<T>();
     const T beta = static_cast<T>(beta_);
-    for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t i = i0; i < i0 + rows; ++i) {
       const T* row = cd + (cm == 1 ? 0 : i * cn);
       T* out = y + i * n;
       if (cn == 1) std::fill(out, out + n, beta * row[0]);
@@ -174,6 +190,7 @@ class gemm_kernel final : public kernel {
 
   bool trans_a_, trans_b_;
   float alpha_, beta_;
+  activation_spec act_;  // identity for Gemm
 };
 
 }  // namespace
@@ -186,6 +203,12 @@ void register_matmul_kernels(kernel_registry& r) {
     const ir::node& n = info.node;
     return std::make_unique<gemm_kernel>(n.attr_int("transA", 0) != 0, n.attr_int("transB", 0) != 0,
                                          n.attr_float("alpha", 1.0f), n.attr_float("beta", 1.0f));
+  });
+  r.add("com.microsoft", "FusedGemm", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+    const ir::node& n = info.node;
+    return std::make_unique<gemm_kernel>(n.attr_int("transA", 0) != 0, n.attr_int("transB", 0) != 0,
+                                         n.attr_float("alpha", 1.0f), n.attr_float("beta", 1.0f),
+                                         fused_gemm_activation(info));
   });
 }
 

@@ -138,9 +138,10 @@ void input_transform(const float* x, std::int64_t channels, const tiling& t, flo
   });
 }
 
-/// y[m] = bias[m] + A^T M A for every tile, from M[m][p][tile].
-void output_transform(const float* mt, std::int64_t out_channels, const tiling& t, const float* bias, float* y,
-                      int threads) {
+/// y[m] = act(bias[m] + residual[m] + A^T M A) for every tile, from M[m][p][tile].
+void output_transform(const float* mt, std::int64_t out_channels, const tiling& t, const float* bias,
+                      const epilogue<float>* ep, float* y, int threads) {
+  const bool activates = ep && ep->act.kind != activation::identity;
   const std::int64_t n = t.tiles_w, tiles = t.tiles(), stride = tiles;
   detail::parallel_for(threads, out_channels, 1, [&](std::int64_t begin, std::int64_t end) {
     std::vector<float> halves(static_cast<std::size_t>(4 * n));  // even/odd columns of 2 rows
@@ -162,6 +163,12 @@ void output_transform(const float* mt, std::int64_t out_channels, const tiling& 
             dst[2 * k] = even[k];
             if (2 * k + 1 < t.ow) dst[2 * k + 1] = odd[k];
           }
+          // The row was just written: finish it while it is in L1.
+          if (ep && ep->residual) {
+            const float* z = ep->residual + m * ep->ldr + (2 * ty + r) * t.ow;
+            for (std::int64_t k = 0; k < t.ow; ++k) dst[k] += z[k];
+          }
+          if (activates) activate(ep->act, dst, t.ow);
         }
       }
     }
@@ -205,7 +212,7 @@ void winograd_pack(const float* w, std::int64_t out_channels, std::int64_t in_ch
 }
 
 void winograd_conv(const float* packed, std::int64_t out_channels, std::int64_t in_channels, const float* x,
-                   const window_geometry& g, const float* bias, float* y, int threads) {
+                   const window_geometry& g, const float* bias, const epilogue<float>* ep, float* y, int threads) {
   const tiling t = tiling_of(g);
   const std::int64_t tiles = t.tiles(), m = out_channels, c = in_channels;
   const std::size_t matrix = packed_size(m, c);
@@ -215,11 +222,11 @@ void winograd_conv(const float* packed, std::int64_t out_channels, std::int64_t 
   // The 16 products are independent: one per thread at a time.
   detail::parallel_for(threads, tile_positions, 1, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t p = begin; p < end; ++p) {
-      gemm_packed(packed + p * matrix, m, c, tiles, v + p * tiles, tile_positions * tiles, nullptr, nullptr, nullptr,
+      gemm_packed(packed + p * matrix, m, c, tiles, v + p * tiles, tile_positions * tiles, nullptr, nullptr, nullptr, nullptr,
                   products + p * tiles, tile_positions * tiles, 1);
     }
   });
-  output_transform(products, m, t, bias, y, threads);
+  output_transform(products, m, t, bias, ep, y, threads);
 }
 
 }  // namespace inferopt::runtime::nn

@@ -29,9 +29,11 @@ namespace inferopt::runtime::nn {
 /// floats). Uses this thread's scratch slot 0.
 void winograd_pack(const float* w, std::int64_t out_channels, std::int64_t in_channels, float* out);
 
-/// y[M, out...] = bias + conv(x[C, in...]) for one image, with weights from winograd_pack.
-/// Uses this thread's scratch slots 0 and 1.
+/// y[M, out...] = act(bias + residual + conv(x[C, in...])) for one image, with weights from
+/// winograd_pack; `ep` (null: none) holds the residual [M, out...] of this image (channel
+/// stride ep->ldr) and the activation, both applied in the output transform as each output
+/// row is written. Uses this thread's scratch slots 0 and 1.
 void winograd_conv(const float* packed, std::int64_t out_channels, std::int64_t in_channels, const float* x,
-                   const window_geometry& g, const float* bias, float* y, int threads);
+                   const window_geometry& g, const float* bias, const epilogue<float>* ep, float* y, int threads);
 
 }  // namespace inferopt::runtime::nn

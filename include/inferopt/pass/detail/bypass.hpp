@@ -26,4 +26,9 @@ bypass_result bypass(ir::graph& g, ir::node* n, std::size_t in_index = 0, std::s
 /// pass that forwards a value from further up a chain decide before it edits.
 [[nodiscard]] bool can_take_output_name(const ir::graph& g, const ir::value* in, const ir::value* out);
 
+/// What `bypass(g, n, ...)` would return, with nothing edited: a fusion that removes several
+/// nodes asks first, so that it never stops half way.
+[[nodiscard]] bypass_result can_bypass(const ir::graph& g, const ir::node* n, std::size_t in_index = 0,
+                                       std::size_t out_index = 0);
+
 }  // namespace inferopt::detail

@@ -1,0 +1,142 @@
+#include "inferopt/fusion/fuse_conv_activation.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string_view>
+
+#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/fusion/detail/fused_activation.hpp"
+#include "inferopt/pass/detail/bypass.hpp"
+
+namespace inferopt {
+namespace {
+
+constexpr std::array<std::string_view, 6> conv_attributes{"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+
+/// What `match` found: the Conv, the Add whose other operand becomes Z (or none) and the
+/// activation (or none; at least one of the two is present).
+struct conv_match {
+  ir::node* conv = nullptr;
+  ir::node* add = nullptr;
+  std::size_t add_slot = 0;  // the Add input that reads the Conv output
+  ir::value* residual = nullptr;
+  ir::node* act = nullptr;
+  detail::fused_activation activation;
+};
+
+struct match_result {
+  std::optional<conv_match> found;
+  const char* declined = nullptr;  // a statistic name, or null for "not a candidate at all"
+};
+
+/// The element type a node's output has, falling back to its first input's when the output
+/// carries no type (type inference may not have run).
+ir::data_type float_type_of(const ir::node* n) {
+  const ir::data_type t = n->output(0)->elem_type();
+  return t != ir::data_type::undefined ? t : n->input(0)->elem_type();
+}
+
+bool same_static_shape(const ir::value* a, const ir::value* b) {
+  return a->type() && b->type() && a->type()->has_static_shape() && b->type()->has_static_shape() &&
+         *a->type()->dims == *b->type()->dims;
+}
+
+/// The reader of `v` when it is `v`'s only reader and reads it as input 0.
+ir::node* sole_first_input_user(const ir::value* v) {
+  ir::node* user = detail::sole_user(v);
+  return user && user->input(0) == v ? user : nullptr;
+}
+
+match_result match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
+  // 1. a plain Conv with X, W, [B] and Conv's own attributes
+  if (!conv->is("Conv") || conv->outputs().size() != 1 || !conv->output(0) || conv->inputs().size() < 2 ||
+      conv->inputs().size() > 3 || !conv->input(0) || !conv->input(1)) {
+    return {};
+  }
+  for (const ir::attribute& a : conv->attributes()) {
+    if (std::find(conv_attributes.begin(), conv_attributes.end(), a.name) == conv_attributes.end()) {
+      return {std::nullopt, "declined-attribute"};
+    }
+  }
+  // 2. float32 only
+  if (float_type_of(conv) != ir::data_type::float32) return {std::nullopt, "declined-type"};
+  // 3. com.microsoft version 1 can be imported
+  if (!detail::microsoft_opset_usable(ctx)) return {std::nullopt, "declined-opset"};
+  // 4. the Conv output feeds one node only
+  ir::value* out = conv->output(0);
+  ir::node* next = detail::sole_user(out);
+  if (!next) return {std::nullopt, "declined-users"};
+
+  conv_match m;
+  m.conv = conv;
+  // 5. a residual Add of the same shape
+  if (next->is("Add") && next->inputs().size() == 2 && next->outputs().size() == 1 && next->output(0) &&
+      next->input(0) && next->input(1)) {
+    m.add = next;
+    m.add_slot = next->input(0) == out ? 0 : 1;
+    m.residual = next->input(1 - m.add_slot);
+    if (m.residual->elem_type() != ir::data_type::float32 || !same_static_shape(m.residual, out)) {
+      return {std::nullopt, "declined-residual-shape"};
+    }
+    next = sole_first_input_user(next->output(0));
+  } else if (next->input(0) != out) {
+    return {std::nullopt, "declined-no-activation"};
+  }
+  // 6. an activation FusedConv accepts (optional after an Add)
+  if (next) {
+    if (std::optional<detail::fused_activation> a = detail::match_fused_activation(ctx, next)) {
+      m.act = next;
+      m.activation = std::move(*a);
+    }
+  }
+  if (!m.add && !m.act) return {std::nullopt, "declined-no-activation"};
+  // 7. the last absorbed node's output name can move to the fused node
+  const detail::bypass_result last = m.act ? detail::can_bypass(g, m.act, 0, 0) : detail::can_bypass(g, m.add, m.add_slot, 0);
+  if (last != detail::bypass_result::removed) return {std::nullopt, "declined-output-name"};
+  return {std::move(m), nullptr};
+}
+
+void rewrite(ir::graph& g, pass_context& ctx, const conv_match& m) {
+  ir::node* conv = m.conv;
+  if (m.add) {
+    // Z may be computed between the Conv and the Add; the Add's place has it ready. The Conv's
+    // own inputs come before its old place, and its only reader is the Add.
+    g.move_before(conv, m.add);
+  }
+  // Every check was made in match: these bypasses cannot decline.
+  if (m.act) detail::bypass(g, m.act, 0, 0);
+  if (m.add) detail::bypass(g, m.add, m.add_slot, 0);
+  conv->set_op_type("FusedConv");
+  conv->set_domain(detail::microsoft_domain);
+  if (m.act) {
+    conv->set_attribute(ir::attribute::make_string("activation", m.activation.name));
+    if (!m.activation.params.empty()) {
+      conv->set_attribute(ir::attribute::make_floats("activation_params", m.activation.params));
+    }
+  }
+  if (m.add) g.set_input(conv, 3, m.residual);
+  ctx.require_opset(detail::microsoft_domain, detail::microsoft_opset);
+}
+
+}  // namespace
+
+bool fuse_conv_activation::run(ir::graph& g, pass_context& ctx) {
+  std::int64_t fused = 0;
+  for (ir::node* n : g.node_list()) {
+    if (n->is_dead()) continue;
+    const match_result r = match(g, ctx, n);
+    if (!r.found) {
+      if (r.declined) ctx.count(r.declined);
+      continue;
+    }
+    rewrite(g, ctx, *r.found);
+    ++fused;
+    if (r.found->add) ctx.count("residuals-fused");
+    if (r.found->act) ctx.count("activations-fused");
+  }
+  ctx.rewrote(fused);
+  return fused > 0;
+}
+
+}  // namespace inferopt

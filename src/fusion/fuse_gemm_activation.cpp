@@ -1,0 +1,92 @@
+#include "inferopt/fusion/fuse_gemm_activation.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string_view>
+
+#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/fusion/detail/fused_activation.hpp"
+#include "inferopt/pass/detail/bypass.hpp"
+
+namespace inferopt {
+namespace {
+
+constexpr std::array<std::string_view, 4> gemm_attributes{"alpha", "beta", "transA", "transB"};
+
+struct gemm_match {
+  ir::node* gemm = nullptr;
+  ir::node* act = nullptr;
+  detail::fused_activation activation;
+};
+
+struct match_result {
+  std::optional<gemm_match> found;
+  const char* declined = nullptr;  // a statistic name, or null for "not a candidate at all"
+};
+
+match_result match(const ir::graph& g, const pass_context& ctx, ir::node* gemm) {
+  // 1. a plain Gemm with A, B, [C] and FusedGemm's attributes
+  if (!gemm->is("Gemm") || gemm->outputs().size() != 1 || !gemm->output(0) || gemm->inputs().size() < 2 ||
+      gemm->inputs().size() > 3 || !gemm->input(0) || !gemm->input(1)) {
+    return {};
+  }
+  for (const ir::attribute& a : gemm->attributes()) {
+    if (std::find(gemm_attributes.begin(), gemm_attributes.end(), a.name) == gemm_attributes.end()) {
+      return {std::nullopt, "declined-attribute"};
+    }
+  }
+  // 2. float32 only (the output's type, or A's when the output carries none)
+  ir::data_type type = gemm->output(0)->elem_type();
+  if (type == ir::data_type::undefined) type = gemm->input(0)->elem_type();
+  if (type != ir::data_type::float32) return {std::nullopt, "declined-type"};
+  // 3. com.microsoft version 1 can be imported
+  if (!detail::microsoft_opset_usable(ctx)) return {std::nullopt, "declined-opset"};
+  // 4. one reader, an activation FusedGemm accepts
+  ir::value* out = gemm->output(0);
+  ir::node* next = detail::sole_user(out);
+  if (!next || next->input(0) != out) return {std::nullopt, "declined-no-activation"};
+  std::optional<detail::fused_activation> a = detail::match_fused_activation(ctx, next);
+  if (!a) return {std::nullopt, "declined-no-activation"};
+  if (a->name == "Clip" || a->name == "HardSwish") return {std::nullopt, "declined-activation"};
+  // 5. the activation's output name can move to the fused node
+  if (detail::can_bypass(g, next, 0, 0) != detail::bypass_result::removed) return {std::nullopt, "declined-output-name"};
+  return {gemm_match{gemm, next, std::move(*a)}, nullptr};
+}
+
+void rewrite(ir::graph& g, pass_context& ctx, const gemm_match& m) {
+  detail::bypass(g, m.act, 0, 0);  // checked in match: cannot decline
+  ir::node* gemm = m.gemm;
+  gemm->set_op_type("FusedGemm");
+  gemm->set_domain(detail::microsoft_domain);
+  gemm->set_attribute(ir::attribute::make_string("activation", m.activation.name));
+  // FusedGemm names its parameters instead of listing them.
+  if (!m.activation.params.empty()) {
+    gemm->set_attribute(ir::attribute::make_float("activation_alpha", m.activation.params[0]));
+  }
+  if (m.activation.params.size() > 1) {
+    gemm->set_attribute(ir::attribute::make_float("activation_beta", m.activation.params[1]));
+  }
+  ctx.require_opset(detail::microsoft_domain, detail::microsoft_opset);
+}
+
+}  // namespace
+
+bool fuse_gemm_activation::run(ir::graph& g, pass_context& ctx) {
+  std::int64_t fused = 0;
+  for (ir::node* n : g.node_list()) {
+    if (n->is_dead()) continue;
+    const match_result r = match(g, ctx, n);
+    if (!r.found) {
+      if (r.declined) ctx.count(r.declined);
+      continue;
+    }
+    rewrite(g, ctx, *r.found);
+    ++fused;
+  }
+  ctx.rewrote(fused);
+  ctx.count("activations-fused", fused);
+  return fused > 0;
+}
+
+}  // namespace inferopt
