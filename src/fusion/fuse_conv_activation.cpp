@@ -30,11 +30,15 @@ struct match_result {
   const char* declined = nullptr;  // a statistic name, or null for "not a candidate at all"
 };
 
-/// The element type a node's output has, falling back to its first input's when the output
-/// carries no type (type inference may not have run).
+/// The element type a node's output has, falling back to its inputs' (Conv's X and W share
+/// one type; W is usually a typed initializer) when no type inference has run.
 ir::data_type float_type_of(const ir::node* n) {
-  const ir::data_type t = n->output(0)->elem_type();
-  return t != ir::data_type::undefined ? t : n->input(0)->elem_type();
+  for (const ir::value* v : {n->output(0), n->input(0), n->input(1)}) {
+    if (!v) continue;
+    if (v->elem_type() != ir::data_type::undefined) return v->elem_type();
+    if (v->initializer()) return v->initializer()->dtype;
+  }
+  return ir::data_type::undefined;
 }
 
 bool same_static_shape(const ir::value* a, const ir::value* b) {
@@ -71,7 +75,7 @@ match_result match(const ir::graph& g, const pass_context& ctx, ir::node* conv) 
   conv_match m;
   m.conv = conv;
   // 5. a residual Add of the same shape
-  if (next->is("Add") && next->inputs().size() == 2 && next->outputs().size() == 1 && next->output(0) &&
+  if ((next->is("Add") || next->is("Sum")) && next->inputs().size() == 2 && next->outputs().size() == 1 && next->output(0) &&
       next->input(0) && next->input(1)) {
     m.add = next;
     m.add_slot = next->input(0) == out ? 0 : 1;

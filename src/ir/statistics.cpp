@@ -21,21 +21,25 @@ std::int64_t product(const std::vector<std::int64_t>& xs, std::size_t from = 0, 
 
 /// MACs of one node, or nullopt when its shapes are unknown; 0 for other op types.
 std::optional<std::int64_t> node_macs(const node& n) {
-  if (n.is("Conv") || n.is("ConvTranspose")) {
+  // ONNX Runtime's fused forms do the same products as the ops they replace.
+  const bool microsoft = n.domain() == "com.microsoft";
+  const bool conv = n.is("Conv") || (microsoft && n.op_type() == "FusedConv");
+  const bool gemm = n.is("Gemm") || (microsoft && n.op_type() == "FusedGemm");
+  if (conv || n.is("ConvTranspose")) {
     auto w = dims_of(n.input(1));
     auto y = dims_of(n.output(0));
     auto x = dims_of(n.input(0));
     if (!w || !y || !x || w->size() < 3) return std::nullopt;
     // Conv: each output element takes (Cin/group * kernel) MACs. ConvTranspose: each input
     // element scatters into (Cout/group * kernel) outputs.
-    if (n.is("Conv")) return product(*y) * product(*w, 1);
+    if (conv) return product(*y) * product(*w, 1);
     return product(*x) * product(*w, 1);
   }
-  if (n.is("Gemm") || n.is("MatMul")) {
+  if (gemm || n.is("MatMul")) {
     auto a = dims_of(n.input(0));
     auto y = dims_of(n.output(0));
     if (!a || !y || a->empty()) return std::nullopt;
-    std::int64_t k = n.is("Gemm") && n.attr_int("transA", 0) ? a->front() : a->back();
+    std::int64_t k = gemm && n.attr_int("transA", 0) ? a->front() : a->back();
     return product(*y) * k;
   }
   return 0;

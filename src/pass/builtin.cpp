@@ -7,6 +7,7 @@
 #include "inferopt/pass/cleanup/eliminate_identity.hpp"
 #include "inferopt/pass/cleanup/remove_unused.hpp"
 #include "inferopt/pass/fold_constants.hpp"
+#include "inferopt/pass/infer_shapes.hpp"
 
 namespace inferopt {
 
@@ -16,6 +17,7 @@ void register_cleanup_passes(pass_registry& registry) {
   registry.add<eliminate_identity>();
   registry.add<eliminate_dropout>();
   registry.add<fold_constants>();
+  registry.add<infer_shapes_pass>();
 }
 
 void register_levels(pass_registry& registry) {
@@ -28,9 +30,10 @@ void register_levels(pass_registry& registry) {
       "fuse-bn-into-gemm,fuse-gemm-transpose,fuse-matmul-add,dce,remove-unused";
   registry.add_pipeline("O0", "", "no optimization");
   registry.add_pipeline("O1", "fixpoint(" + cleanups + ")", "cleanups to a fixpoint; standard ONNX only");
-  registry.add_pipeline("O2", "fixpoint(" + default_domain + ")", "O1 plus fusions that stay in the default ONNX domain");
+  // Shapes first: exported models often carry no value_info, and several fusions need it.
+  registry.add_pipeline("O2", "infer-shapes,fixpoint(" + default_domain + ")", "O1 plus fusions that stay in the default ONNX domain");
   // Activations are fused last: a FusedConv hides its Conv from the default-domain fusions.
-  registry.add_pipeline("O3", "fixpoint(" + default_domain + "),fuse-conv-activation,fuse-gemm-activation",
+  registry.add_pipeline("O3", "infer-shapes,fixpoint(" + default_domain + "),fuse-conv-activation,fuse-gemm-activation",
                         "O2 plus com.microsoft FusedConv/FusedGemm (non-standard ops; ONNX Runtime runs them)");
 }
 

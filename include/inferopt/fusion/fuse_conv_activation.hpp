@@ -16,7 +16,7 @@
 ///   2. its output is float32 (ORT's FusedConv is float only);
 ///   3. the model imports no `com.microsoft` opset or version 1;
 ///   4. the Conv output has exactly one reader and is not a graph output;
-///   5. an absorbed Add (default domain, two inputs) reads the Conv output once; its other
+///   5. an absorbed Add (or a two-input Sum; default domain) reads the Conv output once; its other
 ///      operand Z is float32 with a static shape equal to the Conv output's static shape (no
 ///      broadcasting), and the Add's output, when an activation follows, has that activation as
 ///      its only reader and is not a graph output;
