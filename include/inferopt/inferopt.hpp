@@ -3,4 +3,6 @@
 
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir.hpp"
+#include "inferopt/fusion.hpp"
 #include "inferopt/pass.hpp"
+#include "inferopt/runtime.hpp"

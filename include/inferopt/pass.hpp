@@ -6,6 +6,7 @@
 #include "inferopt/pass/cleanup/eliminate_dropout.hpp"
 #include "inferopt/pass/cleanup/eliminate_identity.hpp"
 #include "inferopt/pass/cleanup/remove_unused.hpp"
+#include "inferopt/pass/infer_shapes.hpp"
 #include "inferopt/pass/instrumentation.hpp"
 #include "inferopt/pass/numeric_bisect.hpp"
 #include "inferopt/pass/pass.hpp"

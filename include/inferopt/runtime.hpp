@@ -1,0 +1,7 @@
+#pragma once
+/// The reference CPU executor: sessions, feeds, output comparison.
+
+#include "inferopt/runtime/compare.hpp"
+#include "inferopt/runtime/inputs.hpp"
+#include "inferopt/runtime/session.hpp"
+#include "inferopt/runtime/tensor.hpp"
