@@ -1,6 +1,7 @@
 #include "inferopt/pass/builtin.hpp"
 
 #include "inferopt/fusion/register.hpp"
+#include "inferopt/quant/register.hpp"
 
 #include "inferopt/pass/cleanup/dead_node_elimination.hpp"
 #include "inferopt/pass/cleanup/eliminate_dropout.hpp"
@@ -41,6 +42,7 @@ pass_registry builtin_registry() {
   pass_registry registry;
   register_cleanup_passes(registry);
   register_fusion_passes(registry);
+  register_quant_passes(registry);
   register_levels(registry);
   return registry;
 }
