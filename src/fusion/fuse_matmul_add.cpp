@@ -13,8 +13,35 @@ struct match {
   ir::node* matmul = nullptr;
   ir::node* add = nullptr;
   std::size_t data_index = 0;  ///< the Add's input that reads the MatMul
+  /// Set for a batched A ([..., K], all dims known): A is flattened to [M, K] for the Gemm and
+  /// the result reshaped back; holds A's dims.
+  std::optional<std::vector<std::int64_t>> batched_a;
   const char* declined = nullptr;
 };
+
+/// C as a per-column bias of a batched product: every dim 1 except the last (1 or N).
+bool is_column_bias(const std::vector<std::int64_t>& c, std::int64_t n) {
+  for (std::size_t k = 0; k + 1 < c.size(); ++k) {
+    if (c[k] != 1) return false;
+  }
+  return c.empty() || c.back() == 1 || c.back() == n;
+}
+
+/// Conditions 3 and 5 for a batched A: A's dims all known, B a 2-D [K, N] with N known, C a
+/// per-column bias of at most 2 dims or a constant (reshaped to [N]). Sets `batched_a`.
+const char* check_batched(const pass_context& ctx, const ir::value* a, const ir::value* b, const ir::value* c,
+                          match& m) {
+  const std::optional<std::vector<std::int64_t>> a_dims = detail::static_dims(ctx, a);
+  const std::optional<std::int64_t> n = detail::static_dim(ctx, b, 1);
+  if (!a_dims || a_dims->size() < 3 || detail::known_rank(ctx, b) != std::size_t{2} || !n) return "declined-rank";
+  if (ctx.onnx_opset() < 5) return "declined-opset";  // Reshape takes its shape as an input from 5
+  const std::optional<std::vector<std::int64_t>> c_dims = detail::static_dims(ctx, c);
+  if (!c_dims || !is_column_bias(*c_dims, *n) || (c_dims->size() > 2 && !detail::constant_tensor(ctx, c))) {
+    return "declined-shape";
+  }
+  m.batched_a = a_dims;
+  return nullptr;
+}
 
 match match_at(const pass_context& ctx, ir::node* matmul) {
   match m;
@@ -33,10 +60,10 @@ match match_at(const pass_context& ctx, ir::node* matmul) {
   const ir::value* c = add->input(1 - m.data_index);
   if (ctx.onnx_opset() < 7) {  // condition 1
     m.declined = "declined-opset";
-  } else if (detail::known_rank(ctx, a) != std::size_t{2} || detail::known_rank(ctx, b) != std::size_t{2}) {
-    m.declined = "declined-rank";  // condition 3
   } else if (!c || !detail::same_floating_type(ctx, {a, b, c})) {
     m.declined = "declined-type";  // condition 4
+  } else if (detail::known_rank(ctx, a) != std::size_t{2} || detail::known_rank(ctx, b) != std::size_t{2}) {
+    m.declined = check_batched(ctx, a, b, c, m);  // condition 3, batched form
   } else {
     const std::optional<std::vector<std::int64_t>> c_dims = detail::static_dims(ctx, c);  // condition 5
     if (!c_dims || !detail::broadcasts_to_matrix(*c_dims, detail::static_dim(ctx, a, 0), detail::static_dim(ctx, b, 1))) {
@@ -44,6 +71,47 @@ match match_at(const pass_context& ctx, ir::node* matmul) {
     }
   }
   return m;
+}
+
+/// The batched form: A -> Reshape[M, K] -> Gemm(B, C) -> the Add, turned into a Reshape back
+/// to [..., N], so the Add's output value (and its name) stays.
+void rewrite_batched(ir::graph& g, pass_context& ctx, const match& m) {
+  const std::vector<std::int64_t>& a_dims = *m.batched_a;
+  const std::int64_t k = a_dims.back();
+  const std::int64_t n = *detail::static_dim(ctx, m.matmul->input(1), 1);
+  std::int64_t rows = 1;
+  for (std::size_t i = 0; i + 1 < a_dims.size(); ++i) rows *= a_dims[i];
+  std::vector<std::int64_t> out_dims(a_dims.begin(), a_dims.end() - 1);
+  out_dims.push_back(n);
+  const ir::data_type t = detail::element_type(ctx, m.matmul->input(0));
+  auto shape_constant = [&](const std::string& base, const std::vector<std::int64_t>& dims) {
+    std::string name = g.unique_name(base);
+    return g.add_initializer(name, ir::tensor::from_values<std::int64_t>(name, {static_cast<std::int64_t>(dims.size())}, dims));
+  };
+
+  ir::value* c = m.add->input(1 - m.data_index);
+  if (detail::static_dims(ctx, c)->size() > 2) {  // a constant [1, ..., N]: Gemm wants [N]
+    ir::tensor flat = *detail::constant_tensor(ctx, c);
+    flat.dims = {flat.element_count()};
+    flat.name = g.unique_name(c->name() + "_flat");
+    c = g.add_initializer(flat.name, flat);
+  }
+  const std::string base = m.matmul->name().empty() ? "matmul" : m.matmul->name();
+  ir::node* flatten = g.add_node(
+      ir::node_spec{"Reshape", {m.matmul->input(0), shape_constant(base + "_rows", {rows, k})}, {""}, {}, base + "_rows", {}},
+      m.matmul);
+  flatten->output(0)->set_type(ir::value_type{true, t, ir::shape{rows, k}});
+  g.set_input(m.matmul, 0, flatten->output(0));
+  m.matmul->set_op_type("Gemm");
+  g.add_node_input(m.matmul, c);
+  ir::value* product = m.matmul->output(0);
+  product->set_type(ir::value_type{true, t, ir::shape{rows, n}});
+  // The Add becomes the Reshape back: its output keeps its name, type and readers.
+  ir::node* back = m.add;
+  ir::value* shape_back = shape_constant(base + "_unflatten", out_dims);
+  g.set_input(back, 0, product);
+  g.set_input(back, 1, shape_back);
+  back->set_op_type("Reshape");
 }
 
 /// Whether `v` is produced by a node of `g` that comes after `n`.
@@ -72,6 +140,13 @@ bool fuse_matmul_add::run(ir::graph& g, pass_context& ctx) {
     }
     ir::value* c = m.add->input(1 - m.data_index);
     const bool reorder = defined_after(g, m.matmul, c);
+    if (m.batched_a) {
+      rewrite_batched(g, ctx, m);
+      if (reorder) g.sort_topologically();
+      ++fused;
+      ctx.count("batched-matmul-adds-fused");
+      continue;
+    }
     if (detail::bypass(g, m.add, m.data_index) != detail::bypass_result::removed) {  // condition 6
       ctx.count("declined-output-name");
       continue;

@@ -117,7 +117,9 @@ TEST_CASE("fuse-matmul-add declines operands not known to be matrices", "[fusion
   ir::graph_builder b(m.graph());
   ir::value* w = b.random_constant("w", {8, 6}, 0.5f);
   ir::value* c = b.random_constant("c", {6}, 0.5f);
-  SECTION("3-D A") { b.output(b.add(b.matmul(b.input("x", ir::data_type::float32, {2, 4, 8}), w), c)); }
+  SECTION("3-D A with a symbolic dim") {
+    b.output(b.add(b.matmul(b.input("x", ir::data_type::float32, {"batch", 4, 8}), w), c));
+  }
   SECTION("1-D A") { b.output(b.add(b.matmul(b.input("x", ir::data_type::float32, {8}), w), c)); }
   SECTION("A of unknown rank") {
     ir::value* x = b.relu(b.input("x", ir::data_type::float32, {4, 8}));
@@ -171,4 +173,36 @@ TEST_CASE("fuse-matmul-add declines integer operands", "[fusion][fuse-matmul-add
   b.output(b.op("Add", {y, b.constant_i64("c", {6}, std::vector<std::int64_t>(6, 1))}));
   pass_record r = require_declined(m);
   CHECK(r.counters.at("declined-type") == 1);
+}
+
+TEST_CASE("fuse-matmul-add flattens a batched A with static dims around one Gemm", "[fusion][fuse-matmul-add]") {
+  const std::vector<std::int64_t> c_dims =
+      GENERATE(std::vector<std::int64_t>{6}, std::vector<std::int64_t>{1, 6}, std::vector<std::int64_t>{1, 1, 6},
+               std::vector<std::int64_t>{1});
+  CAPTURE(c_dims);
+  ir::model m = ir::make_model("batched");
+  ir::graph_builder b(m.graph());
+  ir::value* x = b.input("x", ir::data_type::float32, {2, 3, 4, 8});
+  ir::value* y = b.matmul(x, b.random_constant("w", {8, 6}, 0.5f));
+  ir::value* z = b.add(y, b.random_constant("c", c_dims, 0.5f));
+  b.output(b.relu(z));
+  const std::string z_name = z->name();
+
+  pass_record r = run_and_compare(m);
+  CHECK(r.counters.at("batched-matmul-adds-fused") == 1);
+  CHECK(test::count_ops(m.graph(), "Gemm") == 1);
+  CHECK(test::count_ops(m.graph(), "Reshape") == 2);
+  CHECK(test::count_ops(m.graph(), "MatMul") == 0);
+  CHECK(test::count_ops(m.graph(), "Add") == 0);
+  REQUIRE(m.graph().find_value(z_name));
+  CHECK(m.graph().find_value(z_name)->producer()->is("Reshape"));
+}
+
+TEST_CASE("fuse-matmul-add declines a batched A whose bias varies along the rows", "[fusion][fuse-matmul-add]") {
+  ir::model m = ir::make_model("batched_rows");
+  ir::graph_builder b(m.graph());
+  ir::value* x = b.input("x", ir::data_type::float32, {2, 4, 8});
+  b.output(b.add(b.matmul(x, b.random_constant("w", {8, 6}, 0.5f)), b.random_constant("c", {4, 6}, 0.5f)));
+  pass_record r = require_declined(m);
+  CHECK(r.counters.at("declined-shape") == 1);
 }

@@ -118,7 +118,7 @@ class random_graph_generator {
   void image_step() {
     const image x = choose(images_);
     image y = x;
-    switch (pick(12)) {
+    switch (pick(13)) {
       case 0:
       case 1: y = conv(x); break;
       case 2: y = conv_transpose(x); break;
@@ -130,6 +130,7 @@ class random_graph_generator {
       case 8: y = pad_then_window(x); break;
       case 9: y.v = transpose_round_trip(x); break;
       case 10: y.v = reshape_round_trip(x); break;
+      case 11: y = dense_last_axis(x); break;
       default: y.v = b_->identity(x.v); break;
     }
     shaped(y.v, {y.n, y.c, y.h, y.w});
@@ -235,6 +236,14 @@ class random_graph_generator {
                                attrs(ir::attribute::make_ints("kernel_shape", {2, 2}), ir::attribute::make_ints("strides", {1, 1}),
                                 ir::attribute::make_int("count_include_pad", chance(0.5) ? 1 : 0)));
     return {pooled, p.n, p.c, p.h - 1, p.w - 1};
+  }
+
+  /// A dense layer over the last axis of an image: the batched MatMul + Add fusion.
+  image dense_last_axis(const image& x) {
+    const std::int64_t out = 1 + pick(8);
+    ir::value* y = shaped(b_->matmul(x.v, b_->random_constant("w", {x.w, out}, 0.5f)), {x.n, x.c, x.h, out});
+    if (chance(0.7)) y = b_->add(y, b_->constant("bias", {out}, randoms(out, -0.5f, 0.5f)));
+    return {y, x.n, x.c, x.h, out};
   }
 
   ir::value* transpose(ir::value* x, const std::vector<std::int64_t>& perm) {

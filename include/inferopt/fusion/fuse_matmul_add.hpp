@@ -10,8 +10,11 @@
 /// Conditions (each checked before anything is edited; a declined match edits nothing):
 ///   1. opset >= 7: Gemm's C broadcasts unidirectionally only from opset 7 on;
 ///   2. Y's only reader is the Add, and Y is not a graph output;
-///   3. A and B are known to be 2-D (from their types or constant dims); batched and 1-D
-///      MatMul have no Gemm form;
+///   3. A and B are known to be 2-D (from their types or constant dims); or A is batched
+///      ([d0, ..., K], every dim known, rank >= 3) and B is 2-D with N known: then
+///        A -> Reshape [M, K] -> Gemm(B, C) -> Reshape [d0, ..., N] -> Z     (M = d0 * ...)
+///      with C a per-column bias (all dims 1 but the last; a constant when rank > 2), and
+///      opset >= 5 for Reshape's shape input. 1-D MatMul has no Gemm form;
 ///   4. A, B and C share one floating element type (Gemm before opset 11 is floating only,
 ///      and our executor's Gemm too);
 ///   5. C's shape is known and broadcasts to [M, N] unidirectionally: rank at most 2, each
