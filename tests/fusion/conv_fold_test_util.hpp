@@ -13,6 +13,7 @@
 #include "inferopt/ir/model.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/runtime/detail/float16.hpp"
+#include "fusion_test_util.hpp"
 #include "pass_test_util.hpp"
 
 namespace inferopt::test {
@@ -96,8 +97,5 @@ inline conv_model make_conv_model(const conv_shape& s) {
   c.y->set_type(ir::value_type{true, s.type, ir::shape(y_dims.begin(), y_dims.end())});
   return c;
 }
-
-/// A copy of `m` through its serialized form, to run before and after a pass.
-inline ir::model copy_of(const ir::model& m) { return ir::parse_model(ir::serialize_model(m)); }
 
 }  // namespace inferopt::test

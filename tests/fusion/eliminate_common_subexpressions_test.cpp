@@ -14,21 +14,10 @@ using namespace inferopt;
 
 namespace {
 
-ir::model copy_of(const ir::model& m) { return ir::parse_model(test::bytes_of(m)); }
-
-pass_record run(ir::model& m) {
-  run_report r = test::run_builtin(m, "eliminate-common-subexpressions");
-  CHECK(ir::find_problems(m.graph()).empty());
-  REQUIRE(r.passes.size() == 1);
-  return r.passes[0];
-}
-
-void require_declined(ir::model& m) {
-  const std::string before = test::bytes_of(m);
-  pass_record r = run(m);
-  CHECK_FALSE(r.changed);
-  CHECK(test::bytes_of(m) == before);
-}
+const test::pass_checker checker("eliminate-common-subexpressions");
+using test::copy_of;
+pass_record run(ir::model& m) { return checker.run(m); }
+pass_record require_declined(ir::model& m) { return checker.require_declined(m); }
 
 std::vector<ir::attribute> attrs(ir::attribute a) {
   std::vector<ir::attribute> out;

@@ -18,38 +18,11 @@ using namespace inferopt;
 
 namespace {
 
-ir::model copy_of(const ir::model& m) { return ir::parse_model(test::bytes_of(m)); }
-
-/// Runs the pass with verify_each and checks the structural verifier afterwards.
-pass_record run(ir::model& m) {
-  run_report r = test::run_builtin(m, "fuse-bn-into-gemm");
-  CHECK(ir::find_problems(m.graph()).empty());
-  REQUIRE(r.passes.size() == 1);
-  return r.passes[0];
-}
-
-/// Runs the pass, requires one or more rewrites, the same outputs as before, and that a
-/// second run changes nothing.
-pass_record run_and_compare(ir::model& m) {
-  const ir::model before = copy_of(m);
-  pass_record r = run(m);
-  CHECK(r.changed);
-  test::require_same_outputs(before, m);
-  const std::string once = test::bytes_of(m);
-  CHECK_FALSE(run(m).changed);
-  CHECK(test::bytes_of(m) == once);
-  return r;
-}
-
-/// Runs the pass on a graph it must decline and checks that nothing changed.
-pass_record require_declined(ir::model& m) {
-  const std::string before = test::bytes_of(m);
-  pass_record r = run(m);
-  CHECK_FALSE(r.changed);
-  CHECK(r.rewrites == 0);
-  CHECK(test::bytes_of(m) == before);
-  return r;
-}
+const test::pass_checker checker("fuse-bn-into-gemm");
+using test::copy_of;
+pass_record run(ir::model& m) { return checker.run(m); }
+pass_record run_and_compare(ir::model& m) { return checker.run_and_compare(m); }
+pass_record require_declined(ir::model& m) { return checker.require_declined(m); }
 
 std::vector<ir::attribute> gemm_attributes(float alpha, float beta, int trans_a, int trans_b) {
   std::vector<ir::attribute> attrs;

@@ -14,23 +14,12 @@ using namespace inferopt;
 
 namespace {
 
+const test::pass_checker checker("fuse-consecutive-transposes");
+using test::copy_of;
+pass_record run(ir::model& m) { return checker.run(m); }
+pass_record require_declined(ir::model& m) { return checker.require_declined(m); }
+
 ir::attribute perm(std::vector<std::int64_t> p) { return ir::attribute::make_ints("perm", std::move(p)); }
-
-ir::model copy_of(const ir::model& m) { return ir::parse_model(test::bytes_of(m)); }
-
-pass_record run(ir::model& m) {
-  run_report r = test::run_builtin(m, "fuse-consecutive-transposes");
-  CHECK(ir::find_problems(m.graph()).empty());
-  REQUIRE(r.passes.size() == 1);
-  return r.passes[0];
-}
-
-void require_declined(ir::model& m) {
-  const std::string before = test::bytes_of(m);
-  pass_record r = run(m);
-  CHECK_FALSE(r.changed);
-  CHECK(test::bytes_of(m) == before);
-}
 
 /// x[2,3,4] -> Relu -> Transpose(p1) -> Transpose(p2) -> Neg -> graph output.
 struct chain {

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include "inferopt/ir/model.hpp"
+#include "inferopt/ir/serialize.hpp"
+#include "inferopt/ir/verify.hpp"
 #include "inferopt/runtime/compare.hpp"
 #include "inferopt/runtime/inputs.hpp"
 #include "inferopt/runtime/session.hpp"
@@ -31,5 +33,47 @@ inline void require_same_outputs(const ir::model& before, const ir::model& after
     CHECK(d.within);
   }
 }
+
+/// A copy made through the serializer: what the model was before a pass edits it.
+inline ir::model copy_of(const ir::model& m) { return ir::parse_model(bytes_of(m)); }
+
+/// One pass (or pipeline text) run the way its tests check it: with verify_each and the
+/// structural verifier afterwards.
+class pass_checker {
+ public:
+  explicit pass_checker(std::string pipeline) : pipeline_(std::move(pipeline)) {}
+
+  [[nodiscard]] pass_record run(ir::model& m) const {
+    run_report r = run_builtin(m, pipeline_);
+    CHECK(ir::find_problems(m.graph()).empty());
+    REQUIRE(r.passes.size() == 1);
+    return r.passes[0];
+  }
+
+  /// Requires a change, the same outputs as before, and that a second run changes nothing.
+  pass_record run_and_compare(ir::model& m) const {
+    const ir::model before = copy_of(m);
+    pass_record r = run(m);
+    CHECK(r.changed);
+    require_same_outputs(before, m);
+    const std::string once = bytes_of(m);
+    CHECK_FALSE(run(m).changed);
+    CHECK(bytes_of(m) == once);
+    return r;
+  }
+
+  /// Requires that the pass declines: no rewrites and the model's bytes unchanged.
+  pass_record require_declined(ir::model& m) const {
+    const std::string before = bytes_of(m);
+    pass_record r = run(m);
+    CHECK_FALSE(r.changed);
+    CHECK(r.rewrites == 0);
+    CHECK(bytes_of(m) == before);
+    return r;
+  }
+
+ private:
+  std::string pipeline_;
+};
 
 }  // namespace inferopt::test
