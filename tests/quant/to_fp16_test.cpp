@@ -305,3 +305,23 @@ TEST_CASE("to-fp16 is registered with the quant passes", "[quant][to-fp16]") {
   register_quant_passes(registry);
   CHECK(registry.contains("to-fp16"));
 }
+
+TEST_CASE("to-fp16 converts an IR 3 initializer listed as a graph input and drops the float32 original",
+          "[quant][to-fp16]") {
+  ir::model m = ir::make_model("ir3");
+  m.ir_version = 3;  // every initializer is listed as an input, and none of them is a feed
+  ir::graph& g = m.graph();
+  ir::value* x = g.add_input("x", test::float_type({2}));
+  ir::value* w = g.add_input("w", test::float_type({2}));
+  g.set_initializer(w, ir::tensor::from_values<float>("w", {2}, std::vector<float>{0.25f, -3.0f}));
+  ir::node* mul = test::add_op(g, "Mul", {x, w}, "mul");
+  mul->output(0)->set_type(test::float_type({2}));
+  g.add_output(mul->output(0));
+  const ir::model before = copy_of(m);
+
+  pass_record r = run(m);
+  CHECK(r.rewrites == 1);
+  CHECK(g.find_value("w") == nullptr);
+  CHECK(mul->input(1)->initializer()->dtype == ir::data_type::float16);
+  test::require_same_outputs(before, m, 7, half_rtol, half_atol);
+}
