@@ -46,7 +46,7 @@ std::optional<slot_rule> float_slots(const ir::node& n) {
           "Softsign", "Mish", "Gelu", "Abs", "Neg", "Sign", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil",
           "Round", "Erf", "Sin", "Cos", "Identity", "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean", "PRelu",
           "Conv", "ConvTranspose", "Gemm", "MatMul", "InstanceNormalization", "LRN", "Softmax", "LogSoftmax",
-          "GlobalAveragePool", "GlobalMaxPool", "AveragePool", "LpPool", "Concat", "Split", "Clip"}) {
+          "GlobalAveragePool", "GlobalMaxPool", "AveragePool", "LpPool", "Concat", "Clip"}) {
       r[op] = {all, all};
     }
     // Data input 0 and output 0 are 'T'; the other inputs are shapes, axes, indices, pads or
@@ -58,6 +58,7 @@ std::optional<slot_rule> float_slots(const ir::node& n) {
       r[op] = {slot(0), slot(0)};
     }
     r["BatchNormalization"] = {all, slot(0)};  // training-mode statistics outputs stay as they are
+    r["Split"] = {slot(0), all};                // input 1 (opset 13+) holds int64 sizes
     r["Pad"] = {slot(0) | slot(2), slot(0)};   // data and constant_value; pads and axes are int64
     r["Where"] = {slot(1) | slot(2), all};     // the condition is bool
     for (std::string_view op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) r[op] = {all, 0};
