@@ -24,6 +24,7 @@ struct command {
 command add_inspect(CLI::App& app);
 command add_optimize(CLI::App& app);
 command add_passes(CLI::App& app);
+command add_fp16(CLI::App& app);
 command add_run(CLI::App& app);
 command add_bench(CLI::App& app);
 command add_compare(CLI::App& app);

@@ -196,6 +196,44 @@ command add_optimize(CLI::App& app) {
   return {sub, [o] { return run_optimize(*o); }};
 }
 
+command add_fp16(CLI::App& app) {
+  auto* sub = app.add_subcommand("fp16", "Run a model's float32 computation in float16 (pass to-fp16), Casts at the boundaries");
+  struct state {
+    optimize_options o;
+    bool float16_io = false;
+    std::vector<std::string> block_ops;
+    std::vector<std::string> block_nodes;
+  };
+  auto st = std::make_shared<state>();
+  sub->add_option("model", st->o.input, "Input ONNX model")->required();
+  sub->add_option("-o,--output", st->o.output, "Output ONNX model")->required();
+  sub->add_flag("--float16-io", st->float16_io,
+                "Make graph inputs/outputs float16 too (default: they stay float32, i.e. --keep-io-types)");
+  sub->add_flag("--keep-io-types", [st](std::int64_t) { st->float16_io = false; }, "Keep graph inputs/outputs float32 (default)");
+  sub->add_option("--block-ops", st->block_ops, "Op types to keep in float32, added to the default list (repeatable)")
+      ->delimiter(',');
+  sub->add_option("--block-nodes", st->block_nodes, "Node names to keep in float32 (repeatable)")->delimiter(',');
+  sub->add_option("--report", st->o.report, "Write a JSON report to this file");
+  return {sub, [st] {
+            auto joined = [](const std::vector<std::string>& names, const char* what) {
+              std::string out;
+              for (const std::string& n : names) {
+                if (n.find_first_of(",;{}()=") != std::string::npos) {
+                  throw error(errc::invalid_argument, std::string(what) + " '" + n + "' contains one of , ; { } ( ) =");
+                }
+                out += (out.empty() ? "" : ";") + n;
+              }
+              return out;
+            };
+            // Shapes first: the pass types untyped values through the ops it knows.
+            std::string pass = "to-fp16{keep-io-types=" + std::string(st->float16_io ? "0" : "1");
+            if (!st->block_ops.empty()) pass += ",block-ops=" + joined(st->block_ops, "op type");
+            if (!st->block_nodes.empty()) pass += ",block-nodes=" + joined(st->block_nodes, "node name");
+            st->o.passes = "infer-shapes," + pass + "}";
+            return run_optimize(st->o);
+          }};
+}
+
 command add_passes(CLI::App& app) {
   auto* sub = app.add_subcommand("passes", "List the registered passes and -O levels");
   return {sub, [] {
