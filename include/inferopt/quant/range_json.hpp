@@ -6,9 +6,10 @@
 ///     ...
 ///   }
 ///
-/// One object per tensor, keyed by tensor name, in name order, fields in the order above. `scale` is the float32 value
-/// QuantizeLinear would use (written as the double it widens to, so it reads back exactly)
-/// and `zero_point` and `dtype` follow the activation scheme (see activation_params).
+/// One object per tensor, keyed by tensor name, in name order, fields in the order above.
+/// `scale` is the float32 value QuantizeLinear would use (written as the double it widens to,
+/// so it reads back exactly); `zero_point` and `dtype` follow the activation scheme (see
+/// activation_params).
 
 #include <filesystem>
 #include <string>
