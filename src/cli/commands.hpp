@@ -25,6 +25,7 @@ command add_inspect(CLI::App& app);
 command add_optimize(CLI::App& app);
 command add_passes(CLI::App& app);
 command add_fp16(CLI::App& app);
+command add_quantize(CLI::App& app);
 command add_run(CLI::App& app);
 command add_bench(CLI::App& app);
 command add_compare(CLI::App& app);
@@ -37,6 +38,8 @@ nlohmann::json to_json(const ir::model_statistics& s);
 /// `12.3 MB`, `4.0 KB`.
 std::string human_bytes(std::int64_t bytes);
 nlohmann::json to_json(const std::vector<runtime::output_difference>& diffs);
+/// A progress bar on stderr when it is a terminal (nothing otherwise).
+void print_progress(std::int64_t done, std::int64_t total);
 /// Prints one row per output (max abs, max rel, verdict) and a summary line; returns
 /// whether every output is within tolerance.
 bool print_differences(const std::vector<runtime::output_difference>& diffs, double rtol, double atol);

@@ -54,15 +54,6 @@ double percentile(std::vector<double> sorted, double p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
 }
 
-void progress(int done, int total) {
-  if (!::isatty(STDERR_FILENO)) return;
-  const int width = 30;
-  const int filled = total ? done * width / total : width;
-  std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '#') << std::string(static_cast<std::size_t>(width - filled), ' ')
-            << "] " << done << "/" << total << std::flush;
-  if (done == total) std::cerr << "\r" << std::string(width + 20, ' ') << "\r";
-}
-
 struct bench_options {
   std::string model;
   input_options inputs;
@@ -87,7 +78,7 @@ int bench_model(const bench_options& o) {
     (void)s.run(feeds);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     for (const auto& [op, t] : s.profile()) profile[op] += t / o.iters;
-    progress(k + 1, o.iters);
+    print_progress(k + 1, o.iters);
   }
   std::sort(ms.begin(), ms.end());
   double total = 0.0;

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   commands.push_back(inferopt::cli::add_optimize(app));
   commands.push_back(inferopt::cli::add_passes(app));
   commands.push_back(inferopt::cli::add_fp16(app));
+  commands.push_back(inferopt::cli::add_quantize(app));
   commands.push_back(inferopt::cli::add_run(app));
   commands.push_back(inferopt::cli::add_bench(app));
   commands.push_back(inferopt::cli::add_compare(app));

@@ -5,6 +5,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "commands.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
@@ -58,6 +60,15 @@ std::string human_count(std::int64_t n) {
   os.precision(u == 0 ? 0 : 2);
   os << std::fixed << v << units[u];
   return os.str();
+}
+
+void print_progress(std::int64_t done, std::int64_t total) {
+  if (!::isatty(STDERR_FILENO)) return;
+  const std::int64_t width = 30;
+  const std::int64_t filled = total ? done * width / total : width;
+  std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
+            << std::string(static_cast<std::size_t>(width - filled), ' ') << "] " << done << "/" << total << std::flush;
+  if (done == total) std::cerr << "\r" << std::string(static_cast<std::size_t>(width + 20), ' ') << "\r";
 }
 
 nlohmann::json to_json(const std::vector<runtime::output_difference>& diffs) {

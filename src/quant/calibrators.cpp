@@ -122,7 +122,13 @@ std::size_t entropy_best_bin_count(std::span<const std::uint64_t> abs_histogram,
 
 double entropy_threshold(std::span<const std::uint64_t> abs_histogram, double bin_width, std::size_t levels) {
   if (total_of(abs_histogram) == 0) return 0.0;
-  return (static_cast<double>(entropy_best_bin_count(abs_histogram, levels)) + 0.5) * bin_width;
+  // The exact zeros of a post-ReLU (or zero-padded) tensor pile up in bin 0; that spike says
+  // nothing about where to clip but dominates the divergence and pulls the threshold far in.
+  // Like NVIDIA's own histogram calibrator, count bin 0 as its neighbour.
+  std::vector<std::uint64_t> h(abs_histogram.begin(), abs_histogram.end());
+  if (h.size() > 1) h[0] = h[1];
+  if (total_of(h) == 0) return 0.0;
+  return (static_cast<double>(entropy_best_bin_count(h, levels)) + 0.5) * bin_width;
 }
 
 double mse_at_threshold(std::span<const std::uint64_t> abs_histogram, double bin_width, std::size_t levels,

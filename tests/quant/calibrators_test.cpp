@@ -95,7 +95,10 @@ TEST_CASE("entropy picks the bin count with the smallest KL divergence, worked b
   // keep 4: P = [1, 3, 0, 1] / 5, Q = [2, 2, 0, 1] / 5: KL = .2 ln(.5) + .6 ln(1.5) = 0.10464
   const histogram h = {1, 3, 0, 1};
   CHECK(entropy_best_bin_count(h, 2) == 2);
-  CHECK(entropy_threshold(h, 1.0, 2) == 2.5);  // TensorRT's (i + 0.5) * width
+  // The threshold counts bin 0 as bin 1: [3, 3, 0, 1], where keeping all 4 bins gives
+  // Q = [3, 3, 0, 1] = P (KL 0), so the threshold is TensorRT's (4 + 0.5) * width.
+  CHECK(entropy_threshold(h, 1.0, 2) == 4.5);
+  CHECK(entropy_best_bin_count(histogram{3, 3, 0, 1}, 2) == 4);
   CHECK(entropy_threshold(histogram(4, 0), 1.0, 2) == 0.0);
 }
 
@@ -190,4 +193,14 @@ TEST_CASE("calibration methods parse from their CLI names and bad options are re
   calibrator_options c;
   c.percentile = 0.0;
   CHECK_THROWS_AS(compute_range(s, c), error);
+}
+
+TEST_CASE("entropy ignores the spike of exact zeros a ReLU leaves in bin 0", "[quant][calibrators]") {
+  // A post-ReLU tensor: half its values are exactly 0, the rest spread evenly to bin 255.
+  histogram h(512, 0);
+  h[0] = 256 * 100;
+  for (std::size_t k = 1; k < 256; ++k) h[k] = 100;
+  // Without the zero spike the spread is uniform up to bin 256 and nothing beyond it: the
+  // best candidate keeps (nearly) all of it, instead of a threshold pulled in by the spike.
+  CHECK(entropy_threshold(h, 1.0, 128) >= 250.0);
 }

@@ -66,8 +66,10 @@ struct calibrator_options {
 /// first on ties); bins < levels gives bins.
 [[nodiscard]] std::size_t entropy_best_bin_count(std::span<const std::uint64_t> abs_histogram, std::size_t levels);
 
-/// (best i + 0.5) * bin_width, TensorRT's threshold for the best candidate; 0 for an empty
-/// histogram.
+/// (best i + 0.5) * bin_width, TensorRT's threshold for the best candidate, searched on the
+/// histogram with bin 0 counted as bin 1 (the exact zeros of a post-ReLU tensor would
+/// otherwise dominate the divergence; NVIDIA's histogram calibrator does the same); 0 for an
+/// empty histogram.
 [[nodiscard]] double entropy_threshold(std::span<const std::uint64_t> abs_histogram, double bin_width,
                                        std::size_t levels);
 
