@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""`inferopt quantize` checked through ONNX Runtime on a really trained model.
+
+1. The digits CNN (tests/data/digits: trained on scikit-learn's handwritten digits, 500
+   held-out images) is quantized to INT8 QDQ with per-channel weights, calibrated on the
+   training-split batches in tests/data/digits/calib, for the entropy and the percentile
+   methods, with the fallback off (every quantizable node stays quantized). Each QDQ model
+   must pass `onnx.checker.check_model(full_check=True)` and run in onnxruntime with its graph
+   optimizations off and at ORT_ENABLE_ALL; on the held-out images its top-1 accuracy must be
+   within 1 point of the float model's and its top-1 agreement with float at least 98%.
+2. Calibration shards merge exactly: calibrating the 4 batches in one run, or as two runs of
+   2 batches whose saved states are merged, gives the same range table, byte for byte.
+3. The TensorRT calibration cache has a header line and one `name: 8-hex-digit` line per
+   tensor of the range table, each the float32 bits of max(|min|, |max|) / 127.
+4. The default model (example 00), when --make-default is given, quantizes with random
+   calibration batches and runs in onnxruntime.
+
+Exit status: 0 when every check passed (skips allowed), 1 otherwise.
+"""
+
+import argparse
+import json
+import shutil
+import struct
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+
+MIN_AGREEMENT = 0.98
+MAX_ACCURACY_DROP = 0.01
+
+
+class Skip(Exception):
+    """A check that cannot run here (missing input), reported but not failed."""
+
+
+def run_cli(cli, args):
+    proc = subprocess.run([str(cli)] + [str(a) for a in args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"inferopt {' '.join(map(str, args[:2]))} exited {proc.returncode}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def session(path, level):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = level
+    so.log_severity_level = 3
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+
+
+def predictions(path, x, level=ort.GraphOptimizationLevel.ORT_DISABLE_ALL):
+    s = session(path, level)
+    return np.argmax(s.run(None, {s.get_inputs()[0].name: x})[0], axis=1)
+
+
+def load_tensor(path):
+    t = onnx.TensorProto()
+    t.ParseFromString(Path(path).read_bytes())
+    return numpy_helper.to_array(t)
+
+
+def digits_accuracy(cli, data, work, method):
+    model = data / "digits_cnn.onnx"
+    x, labels = load_tensor(data / "x.pb"), load_tensor(data / "labels.pb")
+    validation = work / "validation"
+    validation.mkdir(exist_ok=True)
+    shutil.copyfile(data / "x.pb", validation / "x.pb")
+    out = work / f"digits_int8_{method}.onnx"
+    run_cli(cli, ["quantize", model, "-o", out, "--calib-dir", data / "calib", "--validation-dir", validation,
+                  "--method", method, "--per-channel", "--no-fallback", "--threads", "2"])
+    onnx.checker.check_model(str(out), full_check=True)
+    ops = {}
+    for n in onnx.load(str(out)).graph.node:
+        ops[n.op_type] = ops.get(n.op_type, 0) + 1
+    assert ops.get("QuantizeLinear", 0) > 0 and ops.get("DequantizeLinear", 0) > 0, f"no QDQ nodes: {ops}"
+    float_pred = predictions(model, x)
+    int8_pred = predictions(out, x)
+    int8_pred_opt = predictions(out, x, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    float_acc = float(np.mean(float_pred == labels))
+    int8_acc = float(np.mean(int8_pred == labels))
+    agreement = float(np.mean(float_pred == int8_pred))
+    agreement_opt = float(np.mean(float_pred == int8_pred_opt))
+    assert float_acc - int8_acc <= MAX_ACCURACY_DROP + 1e-9, f"int8 top-1 {int8_acc:.3f} vs float {float_acc:.3f}"
+    assert agreement >= MIN_AGREEMENT, f"top-1 agreement {agreement:.3f} < {MIN_AGREEMENT}"
+    assert agreement_opt >= MIN_AGREEMENT, f"top-1 agreement at ORT_ENABLE_ALL {agreement_opt:.3f}"
+    return (f"float top-1 {100 * float_acc:.1f}%, int8 {100 * int8_acc:.1f}%, agreement {100 * agreement:.1f}% "
+            f"(ORT_ENABLE_ALL {100 * agreement_opt:.1f}%), {ops['QuantizeLinear']} Q / {ops['DequantizeLinear']} DQ")
+
+
+def shards_merge_exactly(cli, data, work):
+    model = data / "digits_cnn.onnx"
+    calib = sorted((data / "calib").glob("*.pb"))
+    shards = [work / "shard_a", work / "shard_b"]
+    for k, shard in enumerate(shards):
+        shard.mkdir(exist_ok=True)
+        for f in calib[2 * k: 2 * k + 2]:
+            shutil.copyfile(f, shard / f.name)
+    common = ["--method", "entropy", "--no-fallback", "--threads", "1"]
+    run_cli(cli, ["quantize", model, "-o", work / "single.onnx", "--calib-dir", data / "calib",
+                  "--ranges", work / "single.json"] + common)
+    for k, shard in enumerate(shards):
+        run_cli(cli, ["quantize", model, "-o", work / f"shard{k}.onnx", "--calib-dir", shard,
+                      "--save-state", work / f"shard{k}.state"] + common)
+    run_cli(cli, ["quantize", model, "-o", work / "merged.onnx", "--merge-state", work / "shard0.state",
+                  "--merge-state", work / "shard1.state", "--ranges", work / "merged.json"] + common)
+    single, merged = (work / "single.json").read_bytes(), (work / "merged.json").read_bytes()
+    assert single == merged, "merged shards give other ranges than one pass"
+    return f"{len(json.loads(single))} tensor ranges identical"
+
+
+def trt_cache_format(cli, data, work):
+    out, cache, ranges = work / "trt.onnx", work / "trt.cache", work / "trt.json"
+    run_cli(cli, ["quantize", data / "digits_cnn.onnx", "-o", out, "--calib-dir", data / "calib", "--method",
+                  "percentile", "--no-fallback", "--trt-cache", cache, "--ranges", ranges])
+    lines = cache.read_text().splitlines()
+    table = json.loads(ranges.read_text())
+    assert lines[0].startswith("TRT-") and "Calibration" in lines[0], f"header {lines[0]!r}"
+    entries = dict(line.rsplit(": ", 1) for line in lines[1:])
+    assert set(entries) == set(table), "cache and range table name different tensors"
+    for name, hex_bits in entries.items():
+        scale = struct.unpack(">f", bytes.fromhex(hex_bits.rjust(8, "0")))[0]
+        amax = max(abs(table[name]["min"]), abs(table[name]["max"]))
+        assert abs(scale - np.float32(amax / 127)) <= 1e-6 * max(scale, 1e-30), f"{name}: {scale} vs {amax / 127}"
+    return f"{lines[0]}, {len(entries)} tensors"
+
+
+def default_model(cli, make_default, work):
+    if not make_default:
+        raise Skip("no --make-default given")
+    model = work / "default_cnn.onnx"
+    subprocess.run([str(make_default), str(model)], check=True, capture_output=True)
+    out = work / "default_int8.onnx"
+    run_cli(cli, ["quantize", model, "-o", out, "--calib-random", "8", "--method", "percentile"])
+    onnx.checker.check_model(str(out), full_check=True)
+    s = session(out, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    inp = s.get_inputs()[0]
+    x = np.random.default_rng(0).uniform(-1, 1, [d if isinstance(d, int) else 1 for d in inp.shape]).astype(np.float32)
+    y = s.run(None, {inp.name: x})[0]
+    assert np.all(np.isfinite(y)), "non-finite outputs"
+    return f"runs in onnxruntime, output {list(y.shape)}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cli", required=True, type=Path)
+    parser.add_argument("--data", required=True, type=Path, help="tests/data/digits")
+    parser.add_argument("--work", required=True, type=Path)
+    parser.add_argument("--make-default", type=Path)
+    args = parser.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
+    checks = [
+        ("digits CNN, entropy", lambda: digits_accuracy(args.cli, args.data, args.work, "entropy")),
+        ("digits CNN, percentile", lambda: digits_accuracy(args.cli, args.data, args.work, "percentile")),
+        ("calibration shards merge exactly", lambda: shards_merge_exactly(args.cli, args.data, args.work)),
+        ("TensorRT calibration cache", lambda: trt_cache_format(args.cli, args.data, args.work)),
+        ("default model", lambda: default_model(args.cli, args.make_default, args.work)),
+    ]
+    failed = 0
+    for name, check in checks:
+        try:
+            print(f"PASS  {name}: {check()}")
+        except Skip as s:
+            print(f"SKIP  {name}: {s}")
+        except Exception:  # noqa: BLE001 - every failure is reported, then the next check runs
+            failed += 1
+            print(f"FAIL  {name}:\n{traceback.format_exc()}")
+    print(f"{len(checks) - failed} passed or skipped, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
