@@ -28,4 +28,11 @@ build/bin/inferopt bench "$out/default_cnn.onnx" --iters 30
 echo "== inferopt bench: after =="
 build/bin/inferopt bench "$out/default_cnn.opt.onnx" --iters 30
 echo
-echo "report: $out/report.json"
+echo "== inferopt quantize: INT8 QDQ from streaming entropy calibration (32 random batches) =="
+build/bin/inferopt quantize "$out/default_cnn.onnx" -o "$out/default_cnn.int8.onnx" --calib-random 32 \
+  --method entropy --ranges "$out/ranges.json" --trt-cache "$out/trt.cache" --report "$out/quant_report.json"
+echo
+echo "== inferopt fp16: float16 weights and compute, float32 inputs/outputs =="
+build/bin/inferopt fp16 "$out/default_cnn.onnx" -o "$out/default_cnn.fp16.onnx"
+echo
+echo "reports: $out/report.json $out/quant_report.json"

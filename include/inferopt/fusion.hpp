@@ -14,3 +14,4 @@
 #include "inferopt/fusion/fuse_matmul_add.hpp"
 #include "inferopt/fusion/fuse_pad_into_conv.hpp"
 #include "inferopt/fusion/register.hpp"
+#include "inferopt/fusion/sum_to_add.hpp"

@@ -150,8 +150,14 @@ int run_quantize(const quantize_options& o) {
     return copy;
   };
 
+  // SQNR and the fallback run both models per batch: a few calibration batches suffice
+  // unless the user names a validation set.
+  constexpr std::size_t default_validation_batches = 8;
   std::vector<runtime::tensor_map> validation =
-      o.validation_dir.empty() ? batches : batches_from_dir(probe, o.validation_dir);
+      o.validation_dir.empty()
+          ? std::vector<runtime::tensor_map>(batches.begin(),
+                                             batches.begin() + static_cast<std::ptrdiff_t>(std::min(batches.size(), default_validation_batches)))
+          : batches_from_dir(probe, o.validation_dir);
   if (validation.empty()) validation.push_back(runtime::random_inputs(probe, o.seed));
   quant::fallback_options budget;
   budget.min_top1_agreement = o.no_fallback ? 0.0 : o.min_agreement;
@@ -237,7 +243,7 @@ command add_quantize(CLI::App& app) {
   sub->add_option("--report", o->report, "Write a JSON report (SQNR per tensor, fallback, agreement)");
   sub->add_option("--save-state", o->save_state, "Save the calibration state (histograms) to merge later");
   sub->add_option("--merge-state", o->merge_states, "Merge a saved calibration state (repeatable; shards)");
-  sub->add_option("--validation-dir", o->validation_dir, "Batches for SQNR and the fallback (default: calibration)");
+  sub->add_option("--validation-dir", o->validation_dir, "Batches for SQNR and the fallback (default: the first 8 calibration batches)");
   sub->add_option("--min-agreement", o->min_agreement, "Top-1 agreement budget for the fallback (default 0.99)");
   sub->add_flag("--no-fallback", o->no_fallback, "Keep every quantizable node quantized");
   sub->add_option("-O", o->level, "Optimize the float model first at this level, 0..2 (default 2)")->check(CLI::Range(0, 2));

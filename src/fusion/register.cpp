@@ -12,6 +12,7 @@
 #include "inferopt/fusion/fuse_gemm_transpose.hpp"
 #include "inferopt/fusion/fuse_matmul_add.hpp"
 #include "inferopt/fusion/fuse_pad_into_conv.hpp"
+#include "inferopt/fusion/sum_to_add.hpp"
 
 namespace inferopt {
 
@@ -28,6 +29,7 @@ void register_fusion_passes(pass_registry& registry) {
   registry.add<eliminate_noop>();
   registry.add<eliminate_common_subexpressions>();
   registry.add<fuse_pad_into_conv>();
+  registry.add<sum_to_add>();
 }
 
 }  // namespace inferopt

@@ -26,7 +26,7 @@ void register_levels(pass_registry& registry) {
   // Cleanups and fusions feed each other (a folded Transpose exposes a MatMul+Add, a removed
   // Pad exposes a Conv+BN), so they share one fixpoint group.
   const std::string default_domain =
-      "fold-constants,eliminate-identity,eliminate-dropout,eliminate-noop,fuse-consecutive-transposes,"
+      "fold-constants,eliminate-identity,eliminate-dropout,eliminate-noop,sum-to-add,fuse-consecutive-transposes,"
       "fuse-consecutive-reshapes,eliminate-common-subexpressions,fuse-pad-into-conv,fuse-conv-bn,fuse-conv-mul-add,"
       "fuse-bn-into-gemm,fuse-gemm-transpose,fuse-matmul-add,dce,remove-unused";
   registry.add_pipeline("O0", "", "no optimization");

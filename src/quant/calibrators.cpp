@@ -1,5 +1,7 @@
 #include "inferopt/quant/calibrators.hpp"
 
+#include <exception>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -196,8 +198,23 @@ tensor_range compute_range(const tensor_statistics& stats, const calibrator_opti
 }
 
 range_table compute_ranges(const calibration_state& state, const calibrator_options& options) {
+  // Entropy and MSE search every candidate threshold per tensor: tensors in parallel.
+  std::vector<std::pair<const std::string*, const tensor_statistics*>> work;
+  for (const auto& [name, stats] : state.tensors()) work.emplace_back(&name, &stats);
+  std::vector<tensor_range> ranges(work.size());
+  std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic)
+  for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(work.size()); ++k) {
+    try {
+      ranges[static_cast<std::size_t>(k)] = compute_range(*work[static_cast<std::size_t>(k)].second, options);
+    } catch (...) {
+#pragma omp critical
+      failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
   range_table table;
-  for (const auto& [name, stats] : state.tensors()) table.emplace(name, compute_range(stats, options));
+  for (std::size_t k = 0; k < work.size(); ++k) table.emplace(*work[k].first, ranges[k]);
   return table;
 }
 

@@ -512,3 +512,40 @@ TEST_CASE("optimize --bisect checks every changing pass run and reports no diver
   CHECK(report["bisect"]["first_pass"].is_null());
   CHECK(report["bisect"]["checks"].get<int>() >= 1);
 }
+
+TEST_CASE("quantize needs calibration data and says so in one line", "[cli][quantize]") {
+  scratch dir("quantize_args");
+  const auto model = save_default_model(dir / "default.onnx");
+  process_result r = run_cli({"quantize", model.string(), "-o", (dir / "q.onnx").string()});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("--calib-dir"));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(dir / "q.onnx"));
+  process_result missing = run_cli({"quantize", model.string(), "-o", (dir / "q.onnx").string(), "--calib-dir",
+                                    (dir / "nowhere").string()});
+  CHECK(missing.exit_code == 2);
+  CHECK_FALSE(std::filesystem::exists(dir / "q.onnx"));
+}
+
+TEST_CASE("quantize and fp16 write models with QDQ nodes and float16 weights", "[cli][quantize]") {
+  scratch dir("quantize");
+  const auto model = save_default_model(dir / "default.onnx");
+  const auto q = dir / "q.onnx", h = dir / "h.onnx", report = dir / "report.json";
+  process_result r = run_cli({"quantize", model.string(), "-o", q.string(), "--calib-random", "4", "--method",
+                              "percentile", "--report", report.string()});
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("top-1 agreement with float"));
+  const json j = json::parse(read_bytes(report));
+  CHECK(j["nodes_quantized"].get<int>() > 0);
+  CHECK(j["sqnr"].size() > 0);
+  const onnx::ModelProto qm = read_model_proto(q);
+  CHECK(std::any_of(qm.graph().node().begin(), qm.graph().node().end(),
+                    [](const onnx::NodeProto& n) { return n.op_type() == "QuantizeLinear"; }));
+  process_result f = run_cli({"fp16", model.string(), "-o", h.string()});
+  CAPTURE(f.out, f.err);
+  REQUIRE(f.exit_code == 0);
+  const onnx::ModelProto hm = read_model_proto(h);
+  CHECK(std::any_of(hm.graph().initializer().begin(), hm.graph().initializer().end(),
+                    [](const onnx::TensorProto& t) { return t.data_type() == onnx::TensorProto::FLOAT16; }));
+}
