@@ -106,9 +106,11 @@ def calibration_times(cli, model, calib_dir, work, threads):
                           memory_cap_gb=12)
         result[method] = {"inferopt": ours, "onnxruntime": theirs}
         if "error" in theirs:  # ORT keeps every activation; its documented remedy bounds that
+            # The cap bounds address space, and ORT's arena reserves far more of it than it
+            # touches, so the chunked run gets a looser cap (its RSS stays near 3 GB).
             result[method]["onnxruntime_chunked"] = measured(
                 [sys.executable, "-c", ORT_QUANTIZE, model, work / f"ort_{method}.onnx", method, "16"] + files,
-                memory_cap_gb=12)
+                memory_cap_gb=40)
     return result
 
 
@@ -172,8 +174,8 @@ def main():
 
     print(f"machine: {results['machine']}; onnxruntime {results['onnxruntime']}; threads {args.threads}; "
           f"ResNet-50 calibration inputs: {args.calib_inputs}")
-    print("(onnxruntime runs under a 12 GB address-space cap; where its default run failed, the row shows\n"
-          " its run with CalibMaxIntermediateOutputs=16, and the JSON keeps the failure)")
+    print("(onnxruntime's default run has a 12 GB address-space cap; where it failed, the row shows its run\n"
+          " with CalibMaxIntermediateOutputs=16, and the JSON keeps the failure)")
     print("\n| model | method | inferopt s | inferopt peak RSS MB | onnxruntime s | onnxruntime peak RSS MB | time ratio |")
     print("|---|---|---|---|---|---|---|")
     for model in ("digits", "resnet50"):
