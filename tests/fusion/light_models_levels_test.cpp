@@ -48,7 +48,7 @@ ir::model optimized(const ir::model& m, int level) {
 
 }  // namespace
 
-TEST_CASE("-O2 and -O3 fuse the light models and keep their expected outputs", "[fusion][light-models][levels]") {
+TEST_CASE("levels O2 and O3 fuse the light models and keep their expected outputs", "[fusion][light-models][levels]") {
   auto dir = test::light_models_dir();
   if (!dir) {
     WARN("../shared/models/onnx-light is absent; skipped");
@@ -76,7 +76,7 @@ TEST_CASE("-O2 and -O3 fuse the light models and keep their expected outputs", "
   }
 }
 
-TEST_CASE("-O2 and -O3 fold every BatchNormalization of the default model and fuse its activations",
+TEST_CASE("levels O2 and O3 fold every BatchNormalization of the default model and fuse its activations",
           "[fusion][levels]") {
   const ir::model m = ir::make_default_model();
   std::cout << "default model: " << m.graph().node_count() << " nodes (" << histogram(m) << ")\n";
