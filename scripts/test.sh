@@ -20,3 +20,10 @@ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERO
   -DINFEROPT_BUILD_BENCHMARKS=OFF -DINFEROPT_BUILD_EXAMPLES=OFF -DINFEROPT_WITH_CUDA=OFF >/dev/null
 cmake --build build-sanitize -j "$jobs" --target inferopt_cli cli_tests ir_tests runtime_tests conformance_tests
 (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest -j "$jobs" --output-on-failure -L 'cli|ir|runtime' -LE 'soak|bench')
+
+# ThreadSanitizer: the memory module (caching pool and adaptors are shared across threads).
+# Built without ONNX, which also proves the module stands alone.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFEROPT_SANITIZE=thread -DINFEROPT_WITH_ONNX=OFF \
+  -DINFEROPT_BUILD_EXAMPLES=OFF -DINFEROPT_BUILD_BENCHMARKS=OFF -DINFEROPT_WITH_CUDA=OFF >/dev/null
+cmake --build build-tsan -j "$jobs" --target memory_tests
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j "$jobs" --output-on-failure -L memory)

@@ -1,0 +1,111 @@
+// caching_pool against glibc malloc and the std::pmr pools.
+//
+// Every allocator replays the same seeded sequence of sizes (log-uniform, 64 B to 1 MiB),
+// keeping a window of 32 live blocks: each step allocates one block and frees the oldest, the
+// pattern of an executor's temporaries. Each iteration replays one batch on the candidate and
+// the same batch on malloc, alternating so that clock drift hits both; the reported time is
+// the candidate's and `speedup_vs_malloc` is malloc time / candidate time.
+
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <memory_resource>
+#include <random>
+#include <vector>
+
+#include "inferopt/memory/caching_pool.hpp"
+#include "inferopt/memory/host_resource.hpp"
+
+namespace {
+
+constexpr std::size_t window = 32;
+constexpr std::size_t batch = 4096;
+
+const std::vector<std::size_t>& sizes() {
+  static const std::vector<std::size_t> s = [] {
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<double> log_size(std::log(64.0), std::log(1024.0 * 1024.0));
+    std::vector<std::size_t> out(batch);
+    for (auto& n : out) n = static_cast<std::size_t>(std::exp(log_size(rng)));
+    return out;
+  }();
+  return s;
+}
+
+struct allocator {
+  virtual ~allocator() = default;
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* p, std::size_t bytes) = 0;
+};
+
+struct malloc_allocator final : allocator {
+  void* allocate(std::size_t bytes) override { return std::malloc(bytes); }
+  void deallocate(void* p, std::size_t) override { std::free(p); }
+};
+
+struct pool_allocator final : allocator {
+  inferopt::memory::host_resource host;
+  inferopt::memory::caching_pool pool{host};
+  void* allocate(std::size_t bytes) override { return pool.allocate(bytes); }
+  void deallocate(void* p, std::size_t bytes) override { pool.deallocate(p, bytes); }
+};
+
+template <class Pmr>
+struct pmr_allocator final : allocator {
+  Pmr resource;
+  void* allocate(std::size_t bytes) override { return resource.allocate(bytes, 64); }
+  void deallocate(void* p, std::size_t bytes) override { resource.deallocate(p, bytes, 64); }
+};
+
+// Replays the batch; touches each block once so that lazily mapped pages cost the same.
+double replay(allocator& a) {
+  const auto& s = sizes();
+  std::array<std::pair<void*, std::size_t>, window> live{};
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto& slot = live[i % window];
+    if (slot.first != nullptr) a.deallocate(slot.first, slot.second);
+    slot = {a.allocate(s[i]), s[i]};
+    static_cast<char*>(slot.first)[0] = 1;
+    benchmark::DoNotOptimize(slot.first);
+  }
+  for (auto& [p, n] : live) a.deallocate(p, n);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+template <class Candidate>
+void BM_alloc_free(benchmark::State& state) {
+  Candidate candidate;
+  malloc_allocator baseline;
+  replay(candidate);  // warm: the pool's segments, the pmr pools' chunks
+  replay(baseline);
+  double candidate_s = 0;
+  double baseline_s = 0;
+  for (auto _ : state) {
+    const double c = replay(candidate);
+    const double b = replay(baseline);
+    candidate_s += c;
+    baseline_s += b;
+    state.SetIterationTime(c);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));
+  state.counters["speedup_vs_malloc"] = baseline_s / candidate_s;
+}
+
+}  // namespace
+
+BENCHMARK_TEMPLATE(BM_alloc_free, malloc_allocator)->Name("BM_alloc_free/malloc")->UseManualTime();
+BENCHMARK_TEMPLATE(BM_alloc_free, pool_allocator)->Name("BM_alloc_free/caching_pool")->UseManualTime();
+BENCHMARK_TEMPLATE(BM_alloc_free, pmr_allocator<std::pmr::synchronized_pool_resource>)
+    ->Name("BM_alloc_free/pmr_synchronized_pool")
+    ->UseManualTime();
+BENCHMARK_TEMPLATE(BM_alloc_free, pmr_allocator<std::pmr::unsynchronized_pool_resource>)
+    ->Name("BM_alloc_free/pmr_unsynchronized_pool")
+    ->UseManualTime();
+
+BENCHMARK_MAIN();
