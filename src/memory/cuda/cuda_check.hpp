@@ -11,7 +11,7 @@ namespace inferopt::memory::cuda::detail {
 
 inline void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky-free error state for the next call
+    (void)cudaGetLastError();  // reset the last-error slot so later calls do not report this one
     throw error(errc::internal, std::string(what) + ": " + cudaGetErrorString(status));
   }
 }
