@@ -123,13 +123,17 @@ int run_quantize(const quantize_options& o) {
     print_progress(static_cast<std::int64_t>(done), static_cast<std::int64_t>(total));
   };
   quant::calibration_state state;
+  quant::range_table ranges;
   if (!batches.empty()) {
     std::cout << "calibrating on " << batches.size() << " batch(es), method " << o.method << "\n";
-    state = quant::calibrate(m, batches, calib).state;
+    quant::calibration_result calibrated = quant::calibrate(m, batches, calib);
+    state = std::move(calibrated.state);
+    ranges = std::move(calibrated.ranges);
   }
   for (const std::string& path : o.merge_states) state.merge(quant::calibration_state::parse(read_binary(path)));
   if (!o.save_state.empty()) write_file_atomically(o.save_state, state.serialize());
-  const quant::range_table ranges = quant::compute_ranges(state, calib.calibrator);
+  // Merged shards change the statistics, so their ranges are computed again.
+  if (!o.merge_states.empty()) ranges = quant::compute_ranges(state, calib.calibrator);
 
   quant::qdq_options q;
   q.weights = o.per_tensor ? quant::weight_granularity::per_tensor : quant::weight_granularity::per_channel;
@@ -161,8 +165,8 @@ int run_quantize(const quantize_options& o) {
   if (validation.empty()) validation.push_back(runtime::random_inputs(probe, o.seed));
   quant::fallback_options budget;
   budget.min_top1_agreement = o.no_fallback ? 0.0 : o.min_agreement;
-  const quant::fallback_result fallback = quant::fall_back_to_float(float_model, quantize_with, validation, budget);
-  ir::model out = quantize_with(fallback.excluded_nodes);
+  quant::fallback_result fallback = quant::fall_back_to_float(float_model, quantize_with, validation, budget);
+  ir::model out = std::move(fallback.quantized);  // `qdq` describes it: it was built last
   ir::verify(out.graph());
 
   std::cout << "quantized " << qdq.nodes_quantized << " nodes (" << qdq.activations_quantized << " activations, "

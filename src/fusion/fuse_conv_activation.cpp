@@ -7,6 +7,7 @@
 
 #include "inferopt/fusion/detail/constant_tensor.hpp"
 #include "inferopt/fusion/detail/fused_activation.hpp"
+#include "inferopt/fusion/detail/matrix_operands.hpp"
 #include "inferopt/pass/detail/bypass.hpp"
 
 namespace inferopt {
@@ -31,12 +32,10 @@ struct match_result {
 };
 
 /// The element type a node's output has, falling back to its inputs' (Conv's X and W share
-/// one type; W is usually a typed initializer) when no type inference has run.
-ir::data_type float_type_of(const ir::node* n) {
+/// one type; W is usually a constant initializer) when no type inference has run.
+ir::data_type float_type_of(const pass_context& ctx, const ir::node* n) {
   for (const ir::value* v : {n->output(0), n->input(0), n->input(1)}) {
-    if (!v) continue;
-    if (v->elem_type() != ir::data_type::undefined) return v->elem_type();
-    if (v->initializer()) return v->initializer()->dtype;
+    if (const ir::data_type t = detail::element_type(ctx, v); t != ir::data_type::undefined) return t;
   }
   return ir::data_type::undefined;
 }
@@ -64,7 +63,7 @@ match_result match(const ir::graph& g, const pass_context& ctx, ir::node* conv) 
     }
   }
   // 2. float32 only
-  if (float_type_of(conv) != ir::data_type::float32) return {std::nullopt, "declined-type"};
+  if (float_type_of(ctx, conv) != ir::data_type::float32) return {std::nullopt, "declined-type"};
   // 3. com.microsoft version 1 can be imported
   if (!detail::microsoft_opset_usable(ctx)) return {std::nullopt, "declined-opset"};
   // 4. the Conv output feeds one node only

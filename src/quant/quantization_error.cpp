@@ -101,7 +101,8 @@ fallback_result fall_back_to_float(const ir::model& float_model,
   fallback_result r;
   std::set<std::string, std::less<>> quantizable;  // nodes the quantizer wraps: Q/DQ-fed ops
   for (;;) {
-    const ir::model q = quantize(r.excluded_nodes);
+    r.quantized = quantize(r.excluded_nodes);
+    const ir::model& q = r.quantized;
     r.final_error = measure_quantization_error(float_model, q, batches);
     if (r.final_error.top1_agreement >= options.min_top1_agreement) {
       r.budget_met = true;

@@ -48,7 +48,8 @@ struct fallback_options {
 
 struct fallback_result {
   std::vector<std::string> excluded_nodes;  ///< in the order they went back to float
-  quantization_error final_error;
+  ir::model quantized;                      ///< the last model built, with those exclusions
+  quantization_error final_error;           ///< measured on `quantized`
   bool budget_met = false;
 };
 
