@@ -1,10 +1,13 @@
 #include "inferopt/memory/caching_pool.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <string>
 
+#include "address_map.hpp"
 #include "inferopt/memory/out_of_memory.hpp"
+#include "size_class_bins.hpp"
 
 namespace inferopt::memory {
 
@@ -14,11 +17,13 @@ struct caching_pool::block {
   char* ptr = nullptr;
   std::size_t size = 0;
   segment* seg = nullptr;
-  block* prev = nullptr;
+  block* prev = nullptr;  // address neighbours
   block* next = nullptr;
-  bool free = false;
-  list_key key;       // meaningful while free
-  event_ref event{};  // recorded at the free, only for stream-owned free blocks with hooks
+  block* bin_prev = nullptr;  // links in the owner's size class while free
+  block* bin_next = nullptr;
+  free_lists* owner = nullptr;  // the lists holding the block while free; null while live
+  event_ref event{};            // recorded at the free, only for stream-owned free blocks with hooks
+  std::uint64_t freed_at = 0;   // value of frees_ when filed: the later of two events wins
 };
 
 struct caching_pool::segment {
@@ -28,10 +33,15 @@ struct caching_pool::segment {
   block* first = nullptr;
 };
 
-bool caching_pool::by_size::operator()(const block* a, const block* b) const noexcept {
-  if (a->size != b->size) return a->size < b->size;
-  return std::less<const char*>{}(a->ptr, b->ptr);
-}
+// The free blocks of one pool kind (small or large) and one owner: a stream, or none when
+// they are reusable by every stream.
+struct caching_pool::free_lists {
+  free_lists(bool large_, std::optional<void*> stream_, unsigned granularity_log2)
+      : large(large_), stream(stream_), bins(granularity_log2) {}
+  bool large;
+  std::optional<void*> stream;
+  detail::size_class_bins<block> bins;
+};
 
 namespace {
 
@@ -42,7 +52,7 @@ bool is_power_of_two(std::size_t n) { return n != 0 && (n & (n - 1)) == 0; }
 }  // namespace
 
 caching_pool::caching_pool(memory_resource& upstream, caching_pool_options options, stream_events* events)
-    : upstream_(&upstream), options_(options), events_(events) {
+    : upstream_(&upstream), options_(options), events_(events), live_(std::make_unique<detail::address_map<block>>()) {
   const auto& o = options_;
   expects(is_power_of_two(o.block_granularity) && o.block_granularity >= default_alignment,
           "block_granularity must be a power of two of at least 256");
@@ -51,6 +61,9 @@ caching_pool::caching_pool(memory_resource& upstream, caching_pool_options optio
   expects(o.small_request_limit <= o.small_segment_bytes, "small_request_limit must not exceed small_segment_bytes");
   expects(o.min_small_remainder >= o.block_granularity && o.min_large_remainder >= o.block_granularity,
           "minimum split remainders must be at least block_granularity");
+  // The shared lists exist from the start; stream lists appear with their stream's first use.
+  lists_for(false, std::nullopt);
+  lists_for(true, std::nullopt);
 }
 
 caching_pool::~caching_pool() {
@@ -63,10 +76,45 @@ caching_pool::~caching_pool() {
     }
     upstream_->deallocate(seg->ptr, seg->size, default_alignment);
   }
+  for (block* b : spare_blocks_) delete b;
 }
 
 std::size_t caching_pool::round_block(std::size_t bytes) const noexcept {
   return round_up(bytes, options_.block_granularity);
+}
+
+// Pools serve few streams, and mostly the one used last: a cached pointer, then a short scan.
+caching_pool::free_lists* caching_pool::find_lists(bool large, std::optional<void*> owner) const noexcept {
+  if (!owner.has_value()) return shared_[large];
+  if (free_lists* r = recent_[large]; r != nullptr && r->stream == owner) return r;
+  for (const auto& l : lists_) {
+    if (l->large == large && l->stream == owner) return recent_[large] = l.get();
+  }
+  return nullptr;
+}
+
+caching_pool::free_lists& caching_pool::lists_for(bool large, std::optional<void*> owner) {
+  if (free_lists* l = find_lists(large, owner)) return *l;
+  const auto log2 = static_cast<unsigned>(std::countr_zero(options_.block_granularity));
+  free_lists* l = lists_.emplace_back(std::make_unique<free_lists>(large, owner, log2)).get();
+  if (!owner.has_value()) shared_[large] = l;
+  return *l;
+}
+
+caching_pool::block* caching_pool::new_block() {
+  if (spare_blocks_.empty()) return new block;
+  block* b = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  *b = block{};
+  return b;
+}
+
+void caching_pool::recycle(block* b) noexcept {
+  try {
+    spare_blocks_.push_back(b);
+  } catch (...) {
+    delete b;
+  }
 }
 
 void* caching_pool::do_allocate(std::size_t bytes, std::size_t alignment, stream_ref stream) {
@@ -74,34 +122,43 @@ void* caching_pool::do_allocate(std::size_t bytes, std::size_t alignment, stream
   const bool large = bytes > options_.small_request_limit;
   const std::size_t size = round_block(bytes);
   std::lock_guard lock(mutex_);
-  block* b = find_fit(large, stream, size);
-  if (b == nullptr && events_ != nullptr && reclaim_completed(large)) b = find_fit(large, stream, size);
+  // Created here, where throwing is allowed, so that a free on this stream never has to.
+  free_lists& own = lists_for(large, stream.handle);
+  block* b = find_fit(own, size);
+  if (b == nullptr && events_ != nullptr && reclaim_completed(large)) b = find_fit(own, size);
+  if (b == nullptr && coalesce(large)) b = find_fit(own, size);
   if (b != nullptr) {
-    erase_free(b);
+    b->owner->bins.erase(b);
   } else {
-    b = grow(large, size, stream);
+    b = grow(large, size, own);
   }
-  b->free = false;  // before split, so the rest does not merge back into it
-  b = split(b, size, large);
+  free_lists& owner = *b->owner;
+  b->owner = nullptr;  // live before the split, so the rest does not merge back into it
+  b = split(b, size, large, owner);
   if (b->event.handle != nullptr) {  // a live block needs no event; the remainder kept its own
     events_->destroy(b->event);
     b->event = {};
   }
-  live_.emplace(b->ptr, b);
+  live_->insert(b->ptr, b);
   allocated_ += b->size;
   return b->ptr;
 }
 
 void caching_pool::do_deallocate(void* ptr, std::size_t, std::size_t, stream_ref stream) noexcept {
   std::lock_guard lock(mutex_);
-  auto it = live_.find(ptr);
-  assert(it != live_.end() && "caching_pool: pointer not allocated here");
-  if (it == live_.end()) return;
-  block* b = it->second;
-  live_.erase(it);
+  block* b = live_->take(ptr);
+  assert(b != nullptr && "caching_pool: pointer not allocated here");
+  if (b == nullptr) return;
   allocated_ -= b->size;
-  b->free = true;
-  b->key = list_key{b->seg->large, stream.handle};
+  free_lists* owner = find_lists(b->seg->large, stream.handle);
+  if (owner == nullptr) {
+    // Freed on a stream that never allocated here: its lists must be made, which may fail.
+    try {
+      owner = &lists_for(b->seg->large, stream.handle);
+    } catch (...) {
+      return;  // the block stays out of use until the pool is destroyed
+    }
+  }
   if (events_ != nullptr) {
     // Without an event the block still serves its own stream; others wait for synchronize().
     try {
@@ -110,37 +167,36 @@ void caching_pool::do_deallocate(void* ptr, std::size_t, std::size_t, stream_ref
       b->event = {};
     }
   }
-  insert_free(b);
+  file(b, *owner);
 }
 
-caching_pool::block* caching_pool::find_fit(bool large, stream_ref stream, std::size_t size) {
-  block probe;
-  probe.size = size;
-  block* best = nullptr;
-  for (const list_key& key : {list_key{large, stream.handle}, list_key{large, std::nullopt}}) {
-    auto list = free_.find(key);
-    if (list == free_.end()) continue;
-    auto it = list->second.lower_bound(&probe);
-    if (it != list->second.end() && (best == nullptr || (*it)->size < best->size)) best = *it;
-  }
+// The better of the stream's own free block and a shared one.
+caching_pool::block* caching_pool::find_fit(free_lists& own, std::size_t size) {
+  block* best = own.bins.best_fit(size);
+  block* shared = shared_[own.large]->bins.best_fit(size);
+  if (shared != nullptr && (best == nullptr || shared->size < best->size)) best = shared;
   return best;
 }
 
+// Moves a stream-owned free block to the shared lists, dropping its event.
+void caching_pool::share(block* b) {
+  b->owner->bins.erase(b);
+  if (b->event.handle != nullptr) events_->destroy(b->event);
+  b->event = {};
+  file(b, *shared_[b->seg->large]);
+}
+
+// Blocks still owned by their stream never merge with shared ones, so none of the collected
+// blocks is merged away before its turn.
 bool caching_pool::reclaim_completed(bool large) {
   std::vector<block*> done;
-  for (auto& [key, list] : free_) {
-    if (key.large != large || !key.stream.has_value()) continue;
-    for (block* b : list) {
+  for (const auto& l : lists_) {
+    if (l->large != large || !l->stream.has_value()) continue;
+    l->bins.for_each([&](block* b) {
       if (b->event.handle != nullptr && events_->has_completed(b->event)) done.push_back(b);
-    }
+    });
   }
-  for (block* b : done) {
-    erase_free(b);
-    events_->destroy(b->event);
-    b->event = {};
-    b->key.stream.reset();
-    insert_free(b);
-  }
+  for (block* b : done) share(b);
   return !done.empty();
 }
 
@@ -148,22 +204,18 @@ void caching_pool::synchronize(stream_ref stream) {
   if (events_ != nullptr) events_->synchronize(stream);
   std::lock_guard lock(mutex_);
   for (bool large : {false, true}) {
-    auto list = free_.find(list_key{large, stream.handle});
-    if (list == free_.end()) continue;
-    std::vector<block*> blocks(list->second.begin(), list->second.end());
-    free_.erase(list);
-    // Blocks still keyed to the stream never merge with shared ones, so none of `blocks`
-    // is merged away before its turn.
-    for (block* b : blocks) {
-      if (b->event.handle != nullptr) events_->destroy(b->event);
-      b->event = {};
-      b->key.stream.reset();
-      insert_free(b);
-    }
+    free_lists* l = find_lists(large, stream.handle);
+    if (l == nullptr) continue;
+    std::vector<block*> blocks;
+    l->bins.for_each([&](block* b) { blocks.push_back(b); });
+    for (block* b : blocks) share(b);
   }
 }
 
-caching_pool::block* caching_pool::grow(bool large, std::size_t size, stream_ref stream) {
+// Reserves a segment for a request of `size` and returns it as one free block owned by
+// `owner` (the requesting stream), not yet filed: its rest merges with that stream's frees,
+// and other streams get it after synchronize (it has no event to wait for).
+caching_pool::block* caching_pool::grow(bool large, std::size_t size, free_lists& owner) {
   const std::size_t need = large ? round_up(size, options_.large_granularity) : options_.small_segment_bytes;
   std::size_t target = need;
   if (large && options_.geometric_growth) target = std::max(need, round_up(large_reserved_, options_.large_granularity));
@@ -200,13 +252,24 @@ caching_pool::block* caching_pool::grow(bool large, std::size_t size, stream_ref
     throw out_of_memory("caching_pool: upstream cannot provide " + std::to_string(need) + " bytes (" +
                         std::to_string(reserved_) + " reserved)");
   }
-  auto seg = std::make_unique<segment>();
+  std::unique_ptr<segment> seg;
+  block* b = nullptr;
+  try {
+    seg = std::make_unique<segment>();
+    b = new_block();
+    segments_.reserve(segments_.size() + 1);
+  } catch (...) {
+    delete b;
+    upstream_->deallocate(ptr, target, default_alignment);
+    throw;
+  }
   seg->ptr = ptr;
   seg->size = target;
   seg->large = large;
-  // A new segment belongs to the requesting stream, so its rest merges with that stream's
-  // frees; other streams get it after synchronize (it has no event to wait for).
-  auto* b = new block{ptr, target, seg.get(), nullptr, nullptr, true, list_key{large, stream.handle}, {}};
+  b->ptr = ptr;
+  b->size = target;
+  b->seg = seg.get();
+  b->owner = &owner;
   seg->first = b;
   segments_.push_back(std::move(seg));
   reserved_ += target;
@@ -214,47 +277,67 @@ caching_pool::block* caching_pool::grow(bool large, std::size_t size, stream_ref
   return b;
 }
 
-caching_pool::block* caching_pool::split(block* b, std::size_t size, bool large) {
+// Cuts the live block b down to `size` when the rest is worth keeping; the rest is filed
+// with b's former owner and free event: its memory was last used where b's was.
+caching_pool::block* caching_pool::split(block* b, std::size_t size, bool large, free_lists& owner) {
   const std::size_t rest = b->size - size;
   if (rest == 0 || rest < (large ? options_.min_large_remainder : options_.min_small_remainder)) return b;
-  // The rest keeps the block's owner and free event: its memory was last used where b's was.
-  auto* r = new block{b->ptr + size, rest, b->seg, b, b->next, true, b->key, b->event};
+  block* r = nullptr;
+  try {
+    r = new_block();
+  } catch (...) {
+    return b;  // no record for the rest: hand out the whole block
+  }
+  r->ptr = b->ptr + size;
+  r->size = rest;
+  r->seg = b->seg;
+  r->prev = b;
+  r->next = b->next;
+  r->event = b->event;
   b->event = {};
   if (b->next != nullptr) b->next->prev = r;
   b->next = r;
   b->size = size;
-  insert_free(r);
+  file(r, owner);
+  r->freed_at = b->freed_at;  // with b's event goes b's place in the order of frees
   return b;
 }
 
-// Merges b with free neighbours that have the same owner, then files it. b is the most
-// recently freed of the three (or event-less), so the merged block keeps b's event: on one
-// stream a later event completes only after the earlier ones.
-void caching_pool::insert_free(block* b) {
-  auto drop_event = [&](block* gone) {
-    if (gone->event.handle != nullptr) events_->destroy(gone->event);
-    gone->event = {};
-  };
-  if (block* p = b->prev; p != nullptr && p->free && p->key == b->key) {
-    erase_free(p);
-    drop_event(p);
-    p->event = b->event;
-    b->event = {};
-    b = merge(p, b);
-  }
-  if (block* n = b->next; n != nullptr && n->free && n->key == b->key) {
-    erase_free(n);
-    drop_event(n);
-    b = merge(b, n);
-  }
-  free_[b->key].insert(b);
+// Files the free block b with `owner`; merging with its neighbours waits for coalesce().
+void caching_pool::file(block* b, free_lists& owner) noexcept {
+  b->owner = &owner;
+  b->freed_at = ++frees_;
+  owner.bins.insert(b);
 }
 
-void caching_pool::erase_free(block* b) {
-  auto list = free_.find(b->key);
-  if (list == free_.end()) return;
-  list->second.erase(b);
-  if (list->second.empty()) free_.erase(list);
+// Merges every run of free neighbours with one owner in the segments of one kind; true when
+// anything merged. A merged block keeps the event of its most recently freed part: on one
+// stream a later event completes only after the earlier ones.
+bool caching_pool::coalesce(bool large) {
+  bool merged = false;
+  for (const auto& seg : segments_) {
+    if (seg->large != large) continue;
+    for (block* b = seg->first; b != nullptr; b = b->next) {
+      if (b->owner == nullptr) continue;
+      free_lists& owner = *b->owner;
+      if (b->next == nullptr || b->next->owner != &owner) continue;
+      owner.bins.erase(b);
+      while (b->next != nullptr && b->next->owner == &owner) {
+        block* n = b->next;
+        owner.bins.erase(n);
+        block* older = n->freed_at < b->freed_at ? n : b;
+        block* newer = older == n ? b : n;
+        if (older->event.handle != nullptr) events_->destroy(older->event);
+        b->event = newer->event;
+        b->freed_at = newer->freed_at;
+        n->event = {};
+        b = merge(b, n);
+      }
+      owner.bins.insert(b);
+      merged = true;
+    }
+  }
+  return merged;
 }
 
 // `left` absorbs its address neighbour `right` (already unfiled); returns the merged block.
@@ -262,7 +345,7 @@ caching_pool::block* caching_pool::merge(block* left, block* right) {
   left->size += right->size;
   left->next = right->next;
   if (right->next != nullptr) right->next->prev = left;
-  delete right;
+  recycle(right);
   return left;
 }
 
@@ -272,7 +355,7 @@ std::size_t caching_pool::release_unused(std::size_t target_reserved) {
   std::vector<segment*> unused;
   for (auto& seg : segments_) {
     bool all_free = true;
-    for (const block* b = seg->first; b != nullptr && all_free; b = b->next) all_free = b->free;
+    for (const block* b = seg->first; b != nullptr && all_free; b = b->next) all_free = b->owner != nullptr;
     if (all_free) unused.push_back(seg.get());
   }
   std::sort(unused.begin(), unused.end(), [](const segment* a, const segment* b) { return a->size > b->size; });
@@ -281,9 +364,9 @@ std::size_t caching_pool::release_unused(std::size_t target_reserved) {
     if (reserved_ <= target_reserved) break;
     for (block* b = seg->first; b != nullptr;) {
       block* next = b->next;
-      erase_free(b);
+      b->owner->bins.erase(b);
       if (b->event.handle != nullptr) events_->destroy(b->event);
-      delete b;
+      recycle(b);
       b = next;
     }
     upstream_->deallocate(seg->ptr, seg->size, default_alignment);
@@ -315,12 +398,23 @@ std::size_t caching_pool::segment_count() const {
   return segments_.size();
 }
 
+// Free neighbours count as one block, as they will be once coalesced.
 free_space_info caching_pool::do_free_space() const {
   std::lock_guard lock(mutex_);
   free_space_info info;
-  for (const auto& [key, list] : free_) {
-    for (const block* b : list) info.free_bytes += b->size;
-    if (!list.empty()) info.largest_block = std::max(info.largest_block, (*list.rbegin())->size);
+  for (const auto& seg : segments_) {
+    std::size_t run = 0;
+    const free_lists* run_owner = nullptr;
+    for (const block* b = seg->first; b != nullptr; b = b->next) {
+      if (b->owner == nullptr) {
+        run_owner = nullptr;
+        continue;
+      }
+      info.free_bytes += b->size;
+      run = b->owner == run_owner ? run + b->size : b->size;
+      run_owner = b->owner;
+      info.largest_block = std::max(info.largest_block, run);
+    }
   }
   return info;
 }

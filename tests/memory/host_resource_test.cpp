@@ -35,3 +35,19 @@ TEST_CASE("host resources are interchangeable and refuse alignments that are not
   b.deallocate(p, 64, 64);
   REQUIRE_THROWS_AS(a.allocate(64, 24), inferopt::error);
 }
+
+TEST_CASE("host resource maps requests of 2 MiB and more on 2 MiB boundaries", "[memory][host_resource]") {
+  host_resource host;
+  for (std::size_t bytes : {host_resource::mapped_threshold, 3 * host_resource::mapped_threshold + 100}) {
+    CAPTURE(bytes);
+    void* p = host.allocate(bytes, 4096);
+    REQUIRE(p != nullptr);
+    CHECK(reinterpret_cast<std::uintptr_t>(p) % host_resource::mapped_threshold == 0);
+    std::memset(p, 0x5a, bytes);  // every byte is writable
+    host.deallocate(p, bytes, 4096);
+  }
+  // An alignment above 2 MiB is honoured too.
+  void* p = host.allocate(host_resource::mapped_threshold, 8 * host_resource::mapped_threshold);
+  CHECK(reinterpret_cast<std::uintptr_t>(p) % (8 * host_resource::mapped_threshold) == 0);
+  host.deallocate(p, host_resource::mapped_threshold, 8 * host_resource::mapped_threshold);
+}

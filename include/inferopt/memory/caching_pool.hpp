@@ -3,18 +3,21 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
-#include <unordered_map>
 #include <vector>
 
+#include "inferopt/memory/detail/light_mutex.hpp"
 #include "inferopt/memory/memory_resource.hpp"
 #include "inferopt/memory/stream_events.hpp"
 
 namespace inferopt::memory {
+
+namespace detail {
+template <class Value>
+class address_map;
+}
 
 /// Settings of a `caching_pool`; the defaults follow PyTorch's CUDA caching allocator.
 struct caching_pool_options {
@@ -33,12 +36,16 @@ struct caching_pool_options {
 /// Strategy. Requests up to `small_request_limit` are served from fixed small segments,
 /// larger ones from large segments (rounded to `large_granularity`); the two never mix, so a
 /// stream of small requests cannot pin a large segment. A request takes the best-fitting free
-/// block (smallest that fits) and splits off the rest when the rest is at least the minimum
-/// remainder, which bounds waste per block. Freed blocks merge with free neighbours of the
-/// same segment and stream. When no block fits, a new segment is reserved: a large one is
-/// as big as the pool has reserved so far (geometric growth), and when the upstream throws
-/// `bad_alloc` the pool retries smaller, down to the request, then releases its unused
-/// segments and retries once more before throwing `out_of_memory`.
+/// block and splits off the rest when the rest is at least the minimum remainder, which bounds
+/// waste per block. Free blocks are filed in size classes (16 per octave, with a bitmap of the
+/// non-empty ones), so the fit is found in constant time: exact best fit below 16 granules,
+/// and the smallest of at most 32 candidates of the first fitting class above. Free
+/// neighbours of the same segment and stream are merged, but lazily, as dlmalloc does for its
+/// fast bins: a free only files the block, and merging runs when a request finds no fit (and
+/// before the pool grows). When no block fits even then, a new segment is reserved: a large one is as big as the pool has reserved so far (geometric
+/// growth), and when the upstream throws `bad_alloc` the pool retries smaller, down to the
+/// request, then releases its unused segments and retries once more before throwing
+/// `out_of_memory`.
 ///
 /// Streams. Each stream has its own free lists: a block freed on stream A (and the unused rest
 /// of a segment grown for A) is reused at once by later requests on A. Another stream gets it
@@ -76,46 +83,43 @@ class caching_pool final : public memory_resource {
  private:
   struct segment;
   struct block;
-  // Free blocks ordered by size, then address: lower_bound(size) is the best fit.
-  struct by_size {
-    bool operator()(const block* a, const block* b) const noexcept;
-  };
-  using free_set = std::set<block*, by_size>;
-  // A free list belongs to one pool kind (small or large) and one owner: a stream, or none
-  // when its blocks are reusable by every stream.
-  struct list_key {
-    bool large = false;
-    std::optional<void*> stream;
-    auto operator<=>(const list_key&) const = default;
-  };
+  struct free_lists;
 
   void* do_allocate(std::size_t bytes, std::size_t alignment, stream_ref stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, std::size_t alignment, stream_ref stream) noexcept override;
   [[nodiscard]] free_space_info do_free_space() const override;
 
   [[nodiscard]] std::size_t round_block(std::size_t bytes) const noexcept;
-  block* find_fit(bool large, stream_ref stream, std::size_t size);
+  free_lists* find_lists(bool large, std::optional<void*> owner) const noexcept;
+  free_lists& lists_for(bool large, std::optional<void*> owner);
+  block* find_fit(free_lists& own, std::size_t size);
   bool reclaim_completed(bool large);
-  block* grow(bool large, std::size_t size, stream_ref stream);
-  void* reserve_from_upstream(std::size_t bytes);
-  block* split(block* b, std::size_t size, bool large);
-  void insert_free(block* b);
-  void erase_free(block* b);
+  void share(block* b);
+  block* grow(bool large, std::size_t size, free_lists& owner);
+  block* split(block* b, std::size_t size, bool large, free_lists& owner);
+  void file(block* b, free_lists& owner) noexcept;
+  bool coalesce(bool large);
   block* merge(block* left, block* right);
+  block* new_block();
+  void recycle(block* b) noexcept;
   std::size_t release_unused(std::size_t target_reserved);
 
   memory_resource* upstream_;  // never null
   caching_pool_options options_;
   stream_events* events_;  // may be null (host pools)
 
-  mutable std::mutex mutex_;
-  // Every block lives in exactly one of: live_ (handed out) or one free_ list.
-  std::map<list_key, free_set> free_;
-  std::unordered_map<void*, block*> live_;
+  mutable detail::light_mutex mutex_;
+  // Every block is either live (in live_) or free (filed in exactly one owner's lists).
+  std::vector<std::unique_ptr<free_lists>> lists_;  // per (kind, stream) and per kind shared
+  free_lists* shared_[2] = {nullptr, nullptr};      // lists_'s shared ones, by kind (large = 1)
+  mutable free_lists* recent_[2] = {nullptr, nullptr};      // the stream lists used last, by kind
+  std::unique_ptr<detail::address_map<block>> live_;
+  std::vector<block*> spare_blocks_;  // block records kept for reuse: no malloc per split
   std::vector<std::unique_ptr<segment>> segments_;
   std::size_t reserved_ = 0;   // sum of segment sizes
   std::size_t allocated_ = 0;  // sum of live block sizes
   std::size_t large_reserved_ = 0;
+  std::uint64_t frees_ = 0;  // counts frees: orders the events of blocks that merge
 };
 
 }  // namespace inferopt::memory
