@@ -140,6 +140,32 @@ TEST_CASE("caching pool with event hooks reuses across streams once the free's e
   for (void* p : {filler, b1, b2, b3}) pool.deallocate(p, mib, 256, stream(2));
 }
 
+TEST_CASE("caching pool keeps the later free's event when it merges two blocks of one stream",
+          "[memory][caching_pool]") {
+  memory::host_resource host;
+  test::manual_events events;
+  caching_pool pool(host, {}, &events);
+  void* a = pool.allocate(768 * kib, 256, stream(1));
+  void* b = pool.allocate(768 * kib, 256, stream(1));
+  void* c = pool.allocate(512 * kib, 256, stream(1));
+  REQUIRE(pool.segment_count() == 1);
+  pool.deallocate(a, 768 * kib, 256, stream(1));  // event 1
+  pool.deallocate(b, 768 * kib, 256, stream(1));  // event 2
+  // Nothing fits on stream 2, so the pool merges a and b (both still owned by stream 1) and grows.
+  void* x = pool.allocate(mib, 256, stream(2));
+  CHECK(pool.segment_count() == 2);
+  CHECK(pool.free_space().largest_block == 1536 * kib);
+  // Only a's free has completed: the merged block still waits for b's.
+  events.complete(1);
+  void* y = pool.allocate(mib, 256, stream(2));
+  CHECK(y != a);
+  events.complete_all();
+  void* z = pool.allocate(mib, 256, stream(2));
+  CHECK(z == a);
+  for (void* p : {x, y, z}) pool.deallocate(p, mib, 256, stream(2));
+  pool.deallocate(c, 512 * kib, 256, stream(1));
+}
+
 TEST_CASE("caching pool merges free neighbours and release returns unused segments", "[memory][caching_pool]") {
   memory::host_resource host;
   caching_pool pool(host);

@@ -59,6 +59,11 @@ class manual_events final : public memory::stream_events {
     destroyed += 1;
   }
   void synchronize(memory::stream_ref) override { synchronized += 1; }
+  /// Completes the `n`-th recorded event (counting from 1).
+  void complete(std::uintptr_t n) {
+    std::lock_guard lock(mutex_);
+    pending_.erase(n);
+  }
   void complete_all() {
     std::lock_guard lock(mutex_);
     pending_.clear();
