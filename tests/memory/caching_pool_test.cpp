@@ -153,6 +153,7 @@ TEST_CASE("caching pool keeps the later free's event when it merges two blocks o
   pool.deallocate(b, 768 * kib, 256, stream(1));  // event 2
   // Nothing fits on stream 2, so the pool merges a and b (both still owned by stream 1) and grows.
   void* x = pool.allocate(mib, 256, stream(2));
+  void* x_rest = pool.allocate(mib, 256, stream(2));  // fills the new segment
   CHECK(pool.segment_count() == 2);
   CHECK(pool.free_space().largest_block == 1536 * kib);
   // Only a's free has completed: the merged block still waits for b's.
@@ -162,7 +163,7 @@ TEST_CASE("caching pool keeps the later free's event when it merges two blocks o
   events.complete_all();
   void* z = pool.allocate(mib, 256, stream(2));
   CHECK(z == a);
-  for (void* p : {x, y, z}) pool.deallocate(p, mib, 256, stream(2));
+  for (void* p : {x, x_rest, y, z}) pool.deallocate(p, mib, 256, stream(2));
   pool.deallocate(c, 512 * kib, 256, stream(1));
 }
 
