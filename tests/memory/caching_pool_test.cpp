@@ -160,10 +160,11 @@ TEST_CASE("caching pool keeps the later free's event when it merges two blocks o
   events.complete(1);
   void* y = pool.allocate(mib, 256, stream(2));
   CHECK(y != a);
+  void* y_rest = pool.allocate(mib, 256, stream(2));
   events.complete_all();
   void* z = pool.allocate(mib, 256, stream(2));
   CHECK(z == a);
-  for (void* p : {x, x_rest, y, z}) pool.deallocate(p, mib, 256, stream(2));
+  for (void* p : {x, x_rest, y, y_rest, z}) pool.deallocate(p, mib, 256, stream(2));
   pool.deallocate(c, 512 * kib, 256, stream(1));
 }
 
