@@ -1,6 +1,7 @@
 #include "inferopt/runtime/kernel.hpp"
 
 #include "inferopt/runtime/detail/buffer_pool.hpp"
+#include "inferopt/runtime/detail/output_placement.hpp"
 
 namespace inferopt::runtime {
 
@@ -16,6 +17,19 @@ bool kernel_context::wants_output(std::size_t i) const noexcept {
 tensor& kernel_context::allocate_output(std::size_t i, data_type type, const shape_t& shape) {
   if (i >= outputs_.size()) fail("has no output " + std::to_string(i));
   tensor& slot = outputs_[i];
+  if (placement_ && i < placement_->allocated.size()) {
+    placement_->allocated[i] = 1;
+    if (placement_->arena != nullptr && placement_->offsets[i] != detail::output_placement::unplanned) {
+      const std::size_t width = ir::element_size(type);
+      const std::int64_t n = ir::tensor::element_count(shape);
+      if (n >= 0 && width != 0 && static_cast<std::uint64_t>(n) <= placement_->capacities[i] / width) {
+        slot = tensor::over(type, shape, placement_->arena + placement_->offsets[i], placement_->capacities[i],
+                            placement_->holder);
+        return slot;
+      }
+      placement_->overflowed = true;  // shapes changed under the plan: this output goes to the heap
+    }
+  }
   if (slot.try_reuse(type, shape)) return slot;
   // A shape computed from data can be negative, overflow or be absurdly large; the tensor
   // refuses it, and the message must say which node asked.

@@ -11,6 +11,8 @@
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/runtime/detail/buffer_pool.hpp"
+#include "inferopt/runtime/detail/output_placement.hpp"
+#include "session_arena.hpp"
 
 namespace inferopt::runtime {
 
@@ -125,6 +127,14 @@ void session::prepare(const ir::graph& g, const kernel_registry& kernels) {
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (last_use[s] != no_slot && !keep[s] && !is_constant_slot_[s]) steps_[last_use[s]].release_after.push_back(s);
   }
+  for (std::size_t s = 0; s < slots_.size(); ++s) keep[s] = keep[s] || is_constant_slot_[s];
+  arena_ = std::make_unique<detail::session_arena>(std::move(last_use), std::move(keep));
+  placement_ = std::make_unique<detail::output_placement>();
+}
+
+memory_plan_info session::memory_plan() const {
+  const detail::arena_stats& s = arena_->stats();
+  return {planned_last_run_, s.arena_bytes, s.lower_bound_bytes, s.naive_bytes, s.planned_tensors};
 }
 
 tensor_map session::run(const tensor_map& feeds) {
@@ -165,9 +175,22 @@ tensor_map session::run(const tensor_map& feeds) {
 
   if (profiling_) profile_.clear();
   detail::buffer_pool& pool = *pool_;
+  // A plan exists for these input shapes: use it; else trace this run to make one.
+  std::vector<shape_t> input_shapes;
+  for (const io_info& i : inputs_) input_shapes.push_back(slots_[slot_of_.at(i.name)].shape());
+  const bool planned = options_.memory_plan && arena_->ready_for(input_shapes);
+  const bool tracing = options_.memory_plan && !planned;
+  if (tracing) arena_->begin_trace(std::move(input_shapes));
+  detail::output_placement& placement = *placement_;
+  placement.arena = planned ? arena_->base() : nullptr;
+  placement.holder = planned ? arena_->holder() : nullptr;
+  placement.offsets.clear();
+  placement.capacities.clear();
+  placement.overflowed = false;
   std::vector<const tensor*> in_ptrs;
   std::vector<tensor> outs;
-  for (step& s : steps_) {
+  for (std::size_t step_index = 0; step_index < steps_.size(); ++step_index) {
+    step& s = steps_[step_index];
     in_ptrs.clear();
     for (std::size_t k : s.inputs) {
       const tensor* t = k == no_slot ? nullptr : &slots_[k];
@@ -178,7 +201,9 @@ tensor_map session::run(const tensor_map& feeds) {
     for (std::size_t k = 0; k < s.outputs.size(); ++k) {
       outs[k] = s.outputs[k] == no_slot ? tensor() : std::move(slots_[s.outputs[k]]);
     }
-    kernel_context ctx(*s.node, in_ptrs, outs, threads_, &pool);
+    placement.allocated.assign(s.outputs.size(), 0);
+    if (planned) arena_->place(s.outputs, placement);
+    kernel_context ctx(*s.node, in_ptrs, outs, threads_, &pool, options_.memory_plan ? &placement : nullptr);
     const auto start = std::chrono::steady_clock::now();
     try {
       s.run->compute(ctx);
@@ -189,6 +214,7 @@ tensor_map session::run(const tensor_map& feeds) {
     } catch (const std::exception& e) {
       throw error(errc::internal, "node " + s.node->describe() + ": " + e.what());
     }
+    if (tracing) arena_->trace_step(step_index, s.inputs, in_ptrs, s.outputs, outs, placement.allocated);
     if (profiling_) {
       profile_[s.profile_key] +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -203,6 +229,14 @@ tensor_map session::run(const tensor_map& feeds) {
     }
     for (std::size_t k : s.release_after) pool.give(std::move(slots_[k]));
   }
+
+  planned_last_run_ = planned;
+  if (planned && placement.overflowed) arena_->invalidate();  // some output outgrew its place
+  if (tracing) {
+    arena_->finish_trace();
+    pool.clear();  // later runs take intermediates from the arena, not from these buffers
+  }
+  placement.holder.reset();
 
   tensor_map result;
   for (std::size_t k = 0; k < outputs_.size(); ++k) result[outputs_[k].name] = slots_[output_slots_[k]];

@@ -64,6 +64,14 @@ tensor tensor::view(data_type type, shape_t shape, const void* data, std::shared
   return t;
 }
 
+tensor tensor::over(data_type type, shape_t shape, void* data, std::size_t capacity, std::shared_ptr<const void> holder) {
+  tensor t = view(type, std::move(shape), data, std::move(holder));
+  expects(t.byte_size() <= capacity, "tensor does not fit the memory given");
+  t.data_ = data;
+  t.capacity_ = capacity;
+  return t;
+}
+
 tensor tensor::from_ir(const ir::tensor& t) {
   if (!t.bytes) throw error(errc::unsupported, "tensor '" + t.name + "' has no numeric data");
   tensor out = view(t.dtype, t.dims, t.bytes->data(), t.bytes);

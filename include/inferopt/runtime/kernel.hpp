@@ -19,14 +19,15 @@ namespace inferopt::runtime {
 
 namespace detail {
 class buffer_pool;
+struct output_placement;
 }
 
 /// What a kernel sees when it runs.
 class kernel_context {
  public:
   kernel_context(const ir::node& n, std::span<const tensor* const> inputs, std::span<tensor> outputs, int threads,
-                 detail::buffer_pool* pool = nullptr)
-      : node_(n), inputs_(inputs), outputs_(outputs), threads_(threads), pool_(pool) {}
+                 detail::buffer_pool* pool = nullptr, detail::output_placement* placement = nullptr)
+      : node_(n), inputs_(inputs), outputs_(outputs), threads_(threads), pool_(pool), placement_(placement) {}
 
   [[nodiscard]] std::size_t input_count() const noexcept { return inputs_.size(); }
   /// Whether input `i` is present (not omitted and within range).
@@ -36,7 +37,8 @@ class kernel_context {
   [[nodiscard]] std::size_t output_count() const noexcept { return outputs_.size(); }
   /// Whether output `i` is wanted (the node names it).
   [[nodiscard]] bool wants_output(std::size_t i) const noexcept;
-  /// Allocates output `i` (reusing the buffer it had in the previous run when it fits).
+  /// Allocates output `i`: at its place in the session's memory plan when it has one, else
+  /// reusing the buffer it had in the previous run when it fits.
   tensor& allocate_output(std::size_t i, data_type type, const shape_t& shape);
   /// Sets output `i` to an existing tensor (a view or reshape of an input, for example).
   void set_output(std::size_t i, tensor t);
@@ -54,6 +56,7 @@ class kernel_context {
   std::span<tensor> outputs_;
   int threads_;
   detail::buffer_pool* pool_;
+  detail::output_placement* placement_;
 };
 
 class kernel {

@@ -16,6 +16,8 @@ namespace inferopt::runtime {
 
 namespace detail {
 class buffer_pool;
+class session_arena;
+struct output_placement;
 }
 
 /// Called with every intermediate and output tensor as soon as it is computed. The tensor is
@@ -26,6 +28,19 @@ struct session_options {
   int threads = 0;                      ///< 0: all cores
   observer on_value;                    ///< none by default (and then no cost)
   const kernel_registry* kernels = nullptr;  ///< null: builtin_kernels()
+  /// Place intermediate tensors by a static plan in one arena: the first run (and the first
+  /// after input shapes change) is traced, later runs reuse the plan and the arena. Off:
+  /// buffers of dead tensors are pooled and reused when they fit.
+  bool memory_plan = true;
+};
+
+/// The session's memory plan, for reports (all zero before a plan exists).
+struct memory_plan_info {
+  bool active = false;                ///< the last run placed tensors by the plan
+  std::size_t arena_bytes = 0;        ///< one arena holds every planned intermediate
+  std::size_t lower_bound_bytes = 0;  ///< most bytes planned tensors need at one step
+  std::size_t naive_bytes = 0;        ///< sum of planned tensor sizes (no reuse)
+  std::size_t planned_tensors = 0;
 };
 
 /// A graph's description as the session sees it.
@@ -60,6 +75,8 @@ class session {
   [[nodiscard]] const std::vector<io_info>& outputs() const noexcept { return outputs_; }
   [[nodiscard]] int threads() const noexcept { return threads_; }
 
+  [[nodiscard]] memory_plan_info memory_plan() const;
+
   /// Time spent per op type in the last `run` when profiling is on (milliseconds).
   void set_profiling(bool on) { profiling_ = on; }
   [[nodiscard]] const std::map<std::string, double>& profile() const noexcept { return profile_; }
@@ -81,6 +98,9 @@ class session {
   std::map<std::string, std::size_t, std::less<>> slot_of_;
   std::vector<std::size_t> output_slots_;
   std::unique_ptr<detail::buffer_pool> pool_;
+  std::unique_ptr<detail::session_arena> arena_;
+  std::unique_ptr<detail::output_placement> placement_;
+  bool planned_last_run_ = false;
   bool profiling_ = false;
   std::map<std::string, double> profile_;
 };

@@ -27,6 +27,9 @@ class tensor {
   static tensor zeros(data_type type, shape_t shape);
   /// A read-only view of `data`; `holder` keeps the bytes alive.
   static tensor view(data_type type, shape_t shape, const void* data, std::shared_ptr<const void> holder);
+  /// A writable tensor over memory the caller manages (a slice of an arena) of `capacity`
+  /// bytes; `holder` keeps that memory alive.
+  static tensor over(data_type type, shape_t shape, void* data, std::size_t capacity, std::shared_ptr<const void> holder);
   /// A read-only view of constant IR data (no copy).
   static tensor from_ir(const ir::tensor& t);
   /// Copies into an IR tensor (raw storage) named `name`.
@@ -78,6 +81,10 @@ class tensor {
   [[nodiscard]] tensor clone() const;
   /// Storage capacity in bytes (may exceed `byte_size` for reused buffers).
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  /// True when both keep the same storage alive: one is a view or reshape of the other.
+  [[nodiscard]] bool shares_storage_with(const tensor& other) const noexcept {
+    return holder_ != nullptr && !holder_.owner_before(other.holder_) && !other.holder_.owner_before(holder_);
+  }
   /// True when no other tensor shares this storage.
   [[nodiscard]] bool owns_storage_alone() const noexcept { return holder_.use_count() == 1 && data_ != nullptr; }
   /// Reuses this tensor's buffer for a new type/shape when it is large enough and not shared.

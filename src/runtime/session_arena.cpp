@@ -1,0 +1,103 @@
+#include "session_arena.hpp"
+
+#include <algorithm>
+
+#include "inferopt/memory/arena_planner.hpp"
+#include "inferopt/memory/host_resource.hpp"
+
+namespace inferopt::runtime::detail {
+
+namespace {
+constexpr std::size_t arena_alignment = 64;  // what every kernel may assume of a tensor
+}
+
+session_arena::session_arena(std::vector<std::size_t> last_read, std::vector<bool> keep)
+    : last_read_(std::move(last_read)), keep_(std::move(keep)) {}
+
+bool session_arena::ready_for(const std::vector<shape_t>& input_shapes) const {
+  return valid_ && input_shapes == planned_shapes_;
+}
+
+void session_arena::begin_trace(std::vector<shape_t> input_shapes) {
+  const std::size_t n = last_read_.size();
+  group_of_.assign(n, none);
+  bytes_.assign(n, 0);
+  first_.assign(n, 0);
+  last_.assign(n, 0);
+  plannable_.assign(n, false);
+  traced_shapes_ = std::move(input_shapes);
+}
+
+void session_arena::trace_step(std::size_t step, std::span<const std::size_t> input_slots,
+                               std::span<const tensor* const> inputs, std::span<const std::size_t> output_slots,
+                               std::span<const tensor> outputs, std::span<const unsigned char> allocated) {
+  for (std::size_t k = 0; k < output_slots.size(); ++k) {
+    const std::size_t s = output_slots[k];
+    if (s == none || outputs[k].empty()) continue;
+    const std::size_t last = last_read_[s] == none ? step : std::max(step, last_read_[s]);
+    // A view of an input joins that input's group (or, for a view of a constant or a graph
+    // input, of nothing we plan).
+    std::size_t base = none;
+    bool is_view = false;
+    for (std::size_t j = 0; j < inputs.size(); ++j) {
+      if (inputs[j] != nullptr && outputs[k].shares_storage_with(*inputs[j])) {
+        is_view = true;
+        base = input_slots[j] == none ? none : group_of_[input_slots[j]];
+        break;
+      }
+    }
+    if (is_view) {
+      group_of_[s] = base;
+      if (base != none) {
+        last_[base] = std::max(last_[base], last);
+        if (keep_[s]) plannable_[base] = false;  // the caller would get memory we reuse
+      }
+      continue;
+    }
+    if (k >= allocated.size() || !allocated[k]) continue;  // not ours to place (a constant)
+    group_of_[s] = s;
+    bytes_[s] = outputs[k].byte_size();
+    first_[s] = step;
+    last_[s] = last;
+    plannable_[s] = !keep_[s] && bytes_[s] > 0;
+  }
+}
+
+void session_arena::finish_trace() {
+  std::vector<memory::tensor_lifetime> tensors;
+  for (std::size_t s = 0; s < group_of_.size(); ++s) {
+    if (group_of_[s] == s && plannable_[s]) tensors.push_back({s, bytes_[s], first_[s], last_[s], std::nullopt});
+  }
+  const memory::arena_plan plan = memory::plan_arena(tensors, arena_alignment);
+  offset_.assign(group_of_.size(), none);
+  capacity_.assign(group_of_.size(), 0);
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    offset_[tensors[i].id] = plan.offsets[i];
+    capacity_[tensors[i].id] = tensors[i].size;
+  }
+  if (plan.arena_bytes > arena_capacity_) {
+    arena_.reset();  // tensors of earlier runs that still hold it keep it alive
+    auto resource = std::make_shared<memory::host_resource>();
+    const std::size_t bytes = plan.arena_bytes;
+    void* p = resource->allocate(bytes, arena_alignment);
+    arena_ = std::shared_ptr<void>(p, [resource, bytes](void* q) { resource->deallocate(q, bytes, arena_alignment); });
+    arena_capacity_ = bytes;
+  }
+  stats_ = {plan.arena_bytes, plan.lower_bound_bytes, plan.naive_bytes, tensors.size()};
+  planned_shapes_ = std::move(traced_shapes_);
+  valid_ = true;
+}
+
+void session_arena::place(std::span<const std::size_t> output_slots, output_placement& placement) const {
+  const std::size_t n = output_slots.size();
+  placement.offsets.assign(n, output_placement::unplanned);
+  placement.capacities.assign(n, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t s = output_slots[k];
+    if (s == none || offset_[s] == none) continue;
+    placement.offsets[k] = offset_[s];
+    placement.capacities[k] = capacity_[s];
+  }
+}
+
+}  // namespace inferopt::runtime::detail

@@ -1,0 +1,76 @@
+#pragma once
+// The executor's static memory plan. One run is traced: which outputs each kernel allocated,
+// how many bytes, and which outputs are views of an input (Reshape and friends share their
+// input's storage). Views join their input's group, so a group lives from the step that
+// allocated it to the last read of any member. The groups are planned into one arena with the
+// memory module's greedy-by-size planner, and later runs with the same input shapes place
+// every planned output at its offset. Groups that reach a graph output (the caller keeps
+// those), and outputs a kernel did not allocate (constants), stay on the heap.
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "inferopt/runtime/detail/output_placement.hpp"
+#include "inferopt/runtime/tensor.hpp"
+
+namespace inferopt::runtime::detail {
+
+/// Sizes of the current plan, for reports.
+struct arena_stats {
+  std::size_t arena_bytes = 0;
+  std::size_t lower_bound_bytes = 0;
+  std::size_t naive_bytes = 0;
+  std::size_t planned_tensors = 0;
+};
+
+class session_arena {
+ public:
+  /// `last_read[s]`: the last step reading slot s (or SIZE_MAX); `keep[s]`: slot s is a graph
+  /// output or constant, never planned.
+  session_arena(std::vector<std::size_t> last_read, std::vector<bool> keep);
+
+  /// Whether a valid plan exists for these input shapes.
+  [[nodiscard]] bool ready_for(const std::vector<shape_t>& input_shapes) const;
+
+  void begin_trace(std::vector<shape_t> input_shapes);
+  /// Records step `step` once its kernel ran.
+  void trace_step(std::size_t step, std::span<const std::size_t> input_slots, std::span<const tensor* const> inputs,
+                  std::span<const std::size_t> output_slots, std::span<const tensor> outputs,
+                  std::span<const unsigned char> allocated);
+  /// Plans the traced groups and makes sure the arena is large enough.
+  void finish_trace();
+  /// Drops the plan (an output outgrew its place); the next run traces again.
+  void invalidate() noexcept { valid_ = false; }
+
+  /// The arena's memory (valid while a plan is) and what keeps it alive.
+  [[nodiscard]] std::byte* base() const noexcept { return static_cast<std::byte*>(arena_.get()); }
+  [[nodiscard]] const std::shared_ptr<void>& holder() const noexcept { return arena_; }
+  /// Fills `placement`'s offsets for a step of a planned run.
+  void place(std::span<const std::size_t> output_slots, output_placement& placement) const;
+
+  [[nodiscard]] const arena_stats& stats() const noexcept { return stats_; }
+
+ private:
+  static constexpr std::size_t none = SIZE_MAX;
+  std::vector<std::size_t> last_read_;
+  std::vector<bool> keep_;
+  // Trace: per slot, the slot whose allocation it lives in (itself for an allocation), or none.
+  std::vector<std::size_t> group_of_;
+  std::vector<std::size_t> bytes_;   // per group root: bytes allocated
+  std::vector<std::size_t> first_;   // per group root: allocating step
+  std::vector<std::size_t> last_;    // per group root: last step any member is read
+  std::vector<bool> plannable_;      // per group root
+  std::vector<shape_t> traced_shapes_;
+  // Plan: per slot, offset and capacity (none for slots that stay on the heap).
+  std::vector<std::size_t> offset_;
+  std::vector<std::size_t> capacity_;
+  std::vector<shape_t> planned_shapes_;
+  bool valid_ = false;
+  std::shared_ptr<void> arena_;
+  std::size_t arena_capacity_ = 0;
+  arena_stats stats_;
+};
+
+}  // namespace inferopt::runtime::detail

@@ -1,0 +1,163 @@
+// The session's static memory plan: traced once, then every intermediate tensor lives at its
+// planned offset in one arena. Checked with test kernels whose outputs are easy to predict.
+
+#include <catch2/catch.hpp>
+
+#include "inferopt/ir/graph_builder.hpp"
+#include "inferopt/runtime/session.hpp"
+
+using namespace inferopt;
+using runtime::tensor;
+
+namespace {
+
+/// y = x + 1.
+class add_one final : public runtime::kernel {
+ public:
+  void compute(runtime::kernel_context& ctx) override {
+    const tensor& x = ctx.input(0);
+    tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    for (std::int64_t k = 0; k < x.element_count(); ++k) y.mutable_data<float>()[k] = x.data<float>()[k] + 1.0f;
+  }
+};
+
+/// y = a + b (same shapes).
+class add_same final : public runtime::kernel {
+ public:
+  void compute(runtime::kernel_context& ctx) override {
+    const tensor& a = ctx.input(0);
+    const tensor& b = ctx.input(1);
+    tensor& y = ctx.allocate_output(0, a.dtype(), a.shape());
+    for (std::int64_t k = 0; k < a.element_count(); ++k) y.mutable_data<float>()[k] = a.data<float>()[k] + b.data<float>()[k];
+  }
+};
+
+/// y = x as a flat view sharing x's storage, as Reshape does.
+class flat_view final : public runtime::kernel {
+ public:
+  void compute(runtime::kernel_context& ctx) override {
+    const tensor& x = ctx.input(0);
+    ctx.set_output(0, x.reshaped({x.element_count()}));
+  }
+};
+
+/// y = x[0] copies of 1.0: the output size depends on the input's values, not its shape.
+class ones_like_value final : public runtime::kernel {
+ public:
+  void compute(runtime::kernel_context& ctx) override {
+    const auto n = static_cast<std::int64_t>(ctx.input(0).data<float>()[0]);
+    tensor& y = ctx.allocate_output(0, ir::data_type::float32, {n});
+    for (std::int64_t k = 0; k < n; ++k) y.mutable_data<float>()[k] = 1.0f;
+  }
+};
+
+/// y = sum of x, shape [1].
+class total final : public runtime::kernel {
+ public:
+  void compute(runtime::kernel_context& ctx) override {
+    const tensor& x = ctx.input(0);
+    float sum = 0;
+    for (float v : x.values<float>()) sum += v;
+    ctx.allocate_output(0, ir::data_type::float32, {1}).mutable_data<float>()[0] = sum;
+  }
+};
+
+const runtime::kernel_registry& test_kernels() {
+  static const runtime::kernel_registry r = [] {
+    runtime::kernel_registry k;
+    k.add("", "AddOne", [](const runtime::kernel_build_info&) { return std::make_unique<add_one>(); });
+    k.add("", "Add", [](const runtime::kernel_build_info&) { return std::make_unique<add_same>(); });
+    k.add("", "FlatView", [](const runtime::kernel_build_info&) { return std::make_unique<flat_view>(); });
+    k.add("", "OnesLikeValue", [](const runtime::kernel_build_info&) { return std::make_unique<ones_like_value>(); });
+    k.add("", "Total", [](const runtime::kernel_build_info&) { return std::make_unique<total>(); });
+    return k;
+  }();
+  return r;
+}
+
+runtime::session_options options(bool plan) {
+  return runtime::session_options{.threads = 1, .kernels = &test_kernels(), .memory_plan = plan};
+}
+
+// a = x+1 is last read by the view v; v lives on until d. Were v's lifetime not added to a's,
+// 2x (born after a's last direct read) would be planned over a, and d would not be 3x+2.
+ir::model view_model() {
+  ir::model m = ir::make_model("views");
+  ir::graph_builder b(m.graph());
+  ir::value* x = b.input("x", ir::data_type::float32, {ir::dim("n")});
+  ir::value* a = b.op("AddOne", {x});
+  ir::value* v = b.op("FlatView", {a});
+  ir::value* c = b.op("AddOne", {b.op("Add", {x, x})});
+  ir::value* d = b.op("Add", {v, c});
+  b.output(b.op("AddOne", {d}));
+  m.graph().rename(m.graph().outputs()[0], "out");
+  return m;
+}
+
+tensor ramp(std::int64_t n, float start) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = start + static_cast<float>(k);
+  return tensor::from_values<float>({n}, v);
+}
+
+}  // namespace
+
+TEST_CASE("memory plan: runs after the first place intermediates in the arena and give the same outputs",
+          "[runtime][memory-plan]") {
+  runtime::session planned(view_model(), options(true));
+  runtime::session pooled(view_model(), options(false));
+  for (int run = 0; run < 3; ++run) {
+    CAPTURE(run);
+    const tensor x = ramp(1000, static_cast<float>(run));
+    const auto want = pooled.run({{"x", x}}).at("out").to_float();
+    const auto got = planned.run({{"x", x}}).at("out").to_float();
+    CHECK(got == want);
+    CHECK(want[1] == static_cast<float>(run + 1) * 3 + 3);  // (x+1) + (2x+1) + 1
+    CHECK(planned.memory_plan().active == (run > 0));
+  }
+  CHECK_FALSE(pooled.memory_plan().active);
+  const runtime::memory_plan_info info = planned.memory_plan();
+  CHECK(info.planned_tensors == 4);  // a, 2x, c, d; the view and the output are not planned
+  CHECK(info.naive_bytes == 4 * 4032);  // 4000 bytes each, aligned to 64
+  CHECK(info.arena_bytes <= info.naive_bytes);
+  CHECK(info.arena_bytes >= info.lower_bound_bytes);
+}
+
+TEST_CASE("memory plan: new input shapes trace a new plan", "[runtime][memory-plan]") {
+  runtime::session s(view_model(), options(true));
+  for (std::int64_t n : {16, 16, 4096, 4096, 16}) {
+    CAPTURE(n);
+    const auto out = s.run({{"x", ramp(n, 1.0f)}}).at("out").to_float();
+    REQUIRE(out.size() == static_cast<std::size_t>(n));
+    for (std::size_t k = 0; k < out.size(); ++k) REQUIRE(out[k] == 3.0f * (1.0f + static_cast<float>(k)) + 3.0f);
+  }
+  CHECK(s.memory_plan().naive_bytes == 4 * 16 * 4);
+}
+
+TEST_CASE("memory plan: outputs that view an intermediate stay the caller's", "[runtime][memory-plan]") {
+  ir::model m = ir::make_model("view-out");
+  ir::graph_builder b(m.graph());
+  ir::value* x = b.input("x", ir::data_type::float32, {8});
+  b.output(b.op("FlatView", {b.op("AddOne", {b.op("AddOne", {x})})}));
+  m.graph().rename(m.graph().outputs()[0], "out");
+  runtime::session s(m, options(true));
+  std::vector<std::vector<float>> results;
+  std::vector<runtime::tensor_map> kept;
+  for (int run = 0; run < 3; ++run) kept.push_back(s.run({{"x", ramp(8, static_cast<float>(10 * run))}}));
+  for (int run = 0; run < 3; ++run) CHECK(kept[static_cast<std::size_t>(run)].at("out").to_float()[0] == 10.0f * run + 2);
+}
+
+TEST_CASE("memory plan: an output larger than planned goes to the heap and the plan is traced again",
+          "[runtime][memory-plan]") {
+  ir::model m = ir::make_model("value-sized");
+  ir::graph_builder b(m.graph());
+  ir::value* x = b.input("x", ir::data_type::float32, {1});
+  b.output(b.op("Total", {b.op("AddOne", {b.op("OnesLikeValue", {x})})}));
+  m.graph().rename(m.graph().outputs()[0], "out");
+  runtime::session s(m, options(true));
+  for (float n : {10.0f, 10.0f, 5000.0f, 5000.0f, 5000.0f, 3.0f}) {
+    CAPTURE(n);
+    CHECK(s.run({{"x", tensor::from_values<float>({1}, {n})}}).at("out").to_float()[0] == 2 * n);
+  }
+  CHECK(s.memory_plan().naive_bytes == 2 * 20032);  // traced again at 5000 (aligned to 64), big enough for 3
+}
