@@ -23,6 +23,9 @@ echo
 echo "== inferopt compare (reference executor, seeded random inputs) =="
 build/bin/inferopt compare "$out/default_cnn.onnx" "$out/default_cnn.opt.onnx" --random-inputs 1
 echo
+echo "== inferopt plan: one static arena for the optimized model's intermediate tensors =="
+build/bin/inferopt plan "$out/default_cnn.opt.onnx"
+echo
 echo "== inferopt bench: before =="
 build/bin/inferopt bench "$out/default_cnn.onnx" --iters 30
 echo "== inferopt bench: after =="

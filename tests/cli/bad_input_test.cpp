@@ -1,4 +1,4 @@
-// Malformed model files given to `inspect` and `optimize`. For every one of them the CLI
+// Malformed model files given to `inspect`, `optimize` and `plan`. For every one of them the CLI
 // must exit with code 2, print exactly one `inferopt: error:` line naming the file and the
 // problem, print nothing on stdout, never touch the input, and leave no output, report or
 // temporary file behind.
@@ -43,7 +43,8 @@ std::string absolute_external_data_file(const fs::path&) { return external_data_
 
 }  // namespace
 
-TEST_CASE("inspect and optimize reject malformed models with one error line and no side effects", "[cli][bad-input]") {
+TEST_CASE("inspect, optimize and plan reject malformed models with one error line and no side effects",
+          "[cli][bad-input]") {
   const bad_input input = GENERATE(values<bad_input>({
       {"empty.onnx", "empty file", empty_file},
       {"random.onnx", "cannot parse", random_file},
@@ -72,6 +73,8 @@ TEST_CASE("inspect and optimize reject malformed models with one error line and 
   std::vector<std::string> args;
   SECTION("inspect") { args = {"inspect", model.string()}; }
   SECTION("inspect --json") { args = {"inspect", model.string(), "--json"}; }
+  SECTION("plan") { args = {"plan", model.string()}; }
+  SECTION("plan --json --include-io") { args = {"plan", model.string(), "--json", "--include-io"}; }
   SECTION("optimize") {
     args = {"optimize", model.string(), "-o", (out_dir / "out.onnx").string(), "--report",
             (out_dir / "report.json").string()};
@@ -100,6 +103,7 @@ TEST_CASE("a model file that does not exist or is a folder is one error line", "
   const fs::path model = root.path() / path;
   CAPTURE(model);
   for (const auto& args : {std::vector<std::string>{"inspect", model.string()},
+                           std::vector<std::string>{"plan", model.string(), "--json"},
                            std::vector<std::string>{"optimize", model.string(), "-o", (root / "out.onnx").string()}}) {
     process_result r = run_cli(args);
     CHECK(r.exit_code == 2);

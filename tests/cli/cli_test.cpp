@@ -1,5 +1,5 @@
 // The `inferopt` command line, run as a child process: help and version, `passes`,
-// `inspect` (text and JSON), `optimize` with its levels, pipelines and options, and the
+// `inspect` (text and JSON), `optimize` with its levels, pipelines and options, `plan`, and the
 // errors a user can provoke through arguments (unknown passes, unwritable outputs,
 // overwriting the input).
 
@@ -80,7 +80,7 @@ TEST_CASE("inferopt --version prints the version and exits 0", "[cli]") {
 TEST_CASE("--help exits 0 with usage for the program and every subcommand", "[cli]") {
   auto args = GENERATE(std::vector<std::string>{"--help"}, std::vector<std::string>{"-h"},
                        std::vector<std::string>{"inspect", "--help"}, std::vector<std::string>{"optimize", "--help"},
-                       std::vector<std::string>{"passes", "--help"});
+                       std::vector<std::string>{"passes", "--help"}, std::vector<std::string>{"plan", "--help"});
   CAPTURE(args);
   process_result r = run_cli(args);
   CHECK(r.exit_code == 0);
@@ -89,6 +89,11 @@ TEST_CASE("--help exits 0 with usage for the program and every subcommand", "[cl
   if (args.size() == 2 && args[0] == "optimize") {
     for (const char* option : {"--passes", "--disable-pass", "--report", "--print-after-change", "--verify-each",
                                "--in-place", "--external-data-threshold"}) {
+      CHECK_THAT(r.out, Contains(option));
+    }
+  }
+  if (args.size() == 2 && args[0] == "plan") {
+    for (const char* option : {"--json", "--include-io", "--no-in-place", "--alignment"}) {
       CHECK_THAT(r.out, Contains(option));
     }
   }
@@ -548,4 +553,128 @@ TEST_CASE("quantize and fp16 write models with QDQ nodes and float16 weights", "
   const onnx::ModelProto hm = read_model_proto(h);
   CHECK(std::any_of(hm.graph().initializer().begin(), hm.graph().initializer().end(),
                     [](const onnx::TensorProto& t) { return t.data_type() == onnx::TensorProto::FLOAT16; }));
+}
+
+namespace {
+
+/// `inferopt plan MODEL --json EXTRA...`, which must succeed quietly.
+json plan_json(const fs::path& model, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"plan", model.string(), "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  process_result r = run_cli(args);
+  CAPTURE(args, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  return json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("plan --json reports arena, naive and lower-bound bytes that agree with every tensor", "[cli][plan]") {
+  scratch dir("plan_json");
+  const auto model = save_default_model(dir / "default.onnx");
+  const onnx::ModelProto proto = read_model_proto(model);
+  const json j = plan_json(model);
+  for (const char* key : {"arena_bytes", "naive_bytes", "lower_bound_bytes", "tensors", "steps", "in_place",
+                          "unknown_size", "arena_over_lower_bound", "arena_over_naive", "tensors_detail"}) {
+    CAPTURE(key);
+    CHECK(j.contains(key));
+  }
+  const auto arena = j["arena_bytes"].get<std::uint64_t>();
+  const auto naive = j["naive_bytes"].get<std::uint64_t>();
+  const auto bound = j["lower_bound_bytes"].get<std::uint64_t>();
+  const auto steps = j["steps"].get<std::uint64_t>();
+  CHECK(arena > 0);
+  CHECK(arena <= naive);
+  CHECK((arena >= bound || j["in_place"].get<int>() > 0));
+  CHECK(j["arena_over_lower_bound"].get<double>() == Approx(static_cast<double>(arena) / static_cast<double>(bound)));
+  CHECK(j["arena_over_naive"].get<double>() == Approx(static_cast<double>(arena) / static_cast<double>(naive)));
+  CHECK(steps == static_cast<std::uint64_t>(proto.graph().node_size()));
+  CHECK(j["unknown_size"] == 0);
+
+  // Each entry: in the arena, aligned, within the steps; sizes add up to the naive figure;
+  // tensors live at one step share no byte unless one of them reuses the other in place.
+  const json& detail = j["tensors_detail"];
+  REQUIRE(detail.size() == j["tensors"].get<std::size_t>());
+  std::uint64_t aligned_total = 0;
+  int in_place = 0;
+  for (const json& t : detail) {
+    CAPTURE(t.dump());
+    const auto offset = t["offset"].get<std::uint64_t>();
+    const auto size = t["size"].get<std::uint64_t>();
+    CHECK(offset % 64 == 0);
+    CHECK(offset + size <= arena);
+    CHECK(t["first_use"].get<std::uint64_t>() <= t["last_use"].get<std::uint64_t>());
+    CHECK(t["last_use"].get<std::uint64_t>() < steps);
+    aligned_total += (size + 63) / 64 * 64;
+    in_place += t["in_place"].get<bool>() ? 1 : 0;
+  }
+  CHECK(aligned_total == naive);
+  CHECK(in_place == j["in_place"].get<int>());
+  for (std::size_t a = 0; a < detail.size(); ++a) {
+    for (std::size_t b = a + 1; b < detail.size(); ++b) {
+      const json& x = detail[a];
+      const json& y = detail[b];
+      auto at = [](const json& t, const char* key) { return t[key].get<std::uint64_t>(); };
+      const bool live_together = at(x, "first_use") <= at(y, "last_use") && at(y, "first_use") <= at(x, "last_use");
+      const bool share_bytes =
+          at(x, "offset") < at(y, "offset") + at(y, "size") && at(y, "offset") < at(x, "offset") + at(x, "size");
+      CAPTURE(x.dump(), y.dump());
+      if (live_together && share_bytes) CHECK((x["in_place"].get<bool>() || y["in_place"].get<bool>()));
+    }
+  }
+
+  SECTION("--no-in-place: no reuse, and the arena is at least the lower bound") {
+    const json k = plan_json(model, {"--no-in-place"});
+    CHECK(k["in_place"] == 0);
+    CHECK(k["naive_bytes"] == naive);
+    CHECK(k["lower_bound_bytes"] == bound);
+    CHECK(k["arena_bytes"].get<std::uint64_t>() >= bound);
+    CHECK(k["arena_bytes"].get<std::uint64_t>() <= naive);
+  }
+  SECTION("--include-io adds the graph inputs and outputs") {
+    const json k = plan_json(model, {"--include-io"});
+    const int io = proto.graph().input_size() + proto.graph().output_size();
+    CHECK(k["tensors"].get<int>() == j["tensors"].get<int>() + io);
+    std::vector<std::string> names;
+    for (const json& t : k["tensors_detail"]) names.push_back(t["name"].get<std::string>());
+    for (const auto& v : proto.graph().input()) CHECK(std::count(names.begin(), names.end(), v.name()) == 1);
+    for (const auto& v : proto.graph().output()) CHECK(std::count(names.begin(), names.end(), v.name()) == 1);
+  }
+  SECTION("--alignment 256 aligns every offset to 256 bytes") {
+    const json k = plan_json(model, {"--alignment", "256"});
+    for (const json& t : k["tensors_detail"]) CHECK(t["offset"].get<std::uint64_t>() % 256 == 0);
+    CHECK(k["naive_bytes"].get<std::uint64_t>() >= naive);
+  }
+}
+
+TEST_CASE("plan prints a short report in text", "[cli][plan]") {
+  scratch dir("plan_text");
+  const auto model = save_default_model(dir / "default.onnx");
+  const json j = plan_json(model);
+  process_result r = run_cli({"plan", model.string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, StartsWith("tensors              " + j["tensors"].dump() + " planned over " + j["steps"].dump() +
+                               " steps\n"));
+  CHECK_THAT(r.out, Contains("\narena                ") && Contains("(" + j["arena_bytes"].dump() + " bytes)"));
+  CHECK_THAT(r.out, Contains("\nnaive                ") && Contains("(" + j["naive_bytes"].dump() + " bytes)"));
+  CHECK_THAT(r.out, Contains("\nlower bound          ") && Contains("(" + j["lower_bound_bytes"].dump() + " bytes)"));
+  CHECK_THAT(r.out, Contains("\narena / lower bound  ") && Contains("\narena / naive        "));
+  CHECK_THAT(r.out, Contains("\nin place             " + j["in_place"].dump() + "\n"));
+  CHECK_THAT(r.out, Contains("\nunknown size         0\n"));
+  CHECK(folder_entries(dir.path()) == std::vector<std::string>{"default.onnx"});
+}
+
+TEST_CASE("plan refuses an alignment that is not a power of two in one line", "[cli][plan]") {
+  scratch dir("plan_alignment");
+  const auto model = save_default_model(dir / "default.onnx");
+  for (const char* alignment : {"0", "48"}) {
+    CAPTURE(alignment);
+    process_result r = run_cli({"plan", model.string(), "--alignment", alignment});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+    CHECK_THAT(r.err, Contains("--alignment"));
+    CHECK(r.out.empty());
+  }
 }

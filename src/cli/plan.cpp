@@ -1,0 +1,135 @@
+// `inferopt plan MODEL [--json] [--include-io] [--no-in-place] [--alignment N]`: one static
+// arena for the model's intermediate tensors, with naive and lower-bound sizes to judge it.
+
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "inferopt/ir/verify.hpp"
+#include "inferopt/runtime/graph_memory_plan.hpp"
+
+namespace inferopt::cli {
+namespace {
+
+struct plan_options {
+  std::string model;
+  bool json = false;
+  bool include_io = false;
+  bool no_in_place = false;
+  std::size_t alignment = 64;
+};
+
+/// a / b, or null when both are 0 (an empty plan); b is 0 only when a is.
+nlohmann::json ratio(std::size_t a, std::size_t b) {
+  if (b == 0) return nullptr;
+  return static_cast<double>(a) / static_cast<double>(b);
+}
+
+nlohmann::json plan_json(const plan_options& o, const ir::shape_inference_report& shapes,
+                         const runtime::graph_memory_plan& p) {
+  nlohmann::json detail = nlohmann::json::array();
+  for (std::size_t i = 0; i < p.tensors.size(); ++i) {
+    const memory::tensor_lifetime& t = p.tensors[i];
+    detail.push_back({{"name", p.names[i]},
+                      {"offset", p.plan.offsets[i]},
+                      {"size", t.size},
+                      {"first_use", t.first_use},
+                      {"last_use", t.last_use},
+                      {"in_place", static_cast<bool>(p.plan.in_place[i])}});
+  }
+  return {{"model", o.model},
+          {"alignment", o.alignment},
+          {"include_io", o.include_io},
+          {"in_place_enabled", !o.no_in_place},
+          {"shape_inference", {{"ran", shapes.ran}, {"note", shapes.note}}},
+          {"tensors", p.tensors.size()},
+          {"steps", p.steps},
+          {"arena_bytes", p.plan.arena_bytes},
+          {"naive_bytes", p.plan.naive_bytes},
+          {"lower_bound_bytes", p.plan.lower_bound_bytes},
+          {"arena_over_lower_bound", ratio(p.plan.arena_bytes, p.plan.lower_bound_bytes)},
+          {"arena_over_naive", ratio(p.plan.arena_bytes, p.plan.naive_bytes)},
+          {"in_place", p.plan.in_place_count},
+          {"unknown_size", p.unknown_size.size()},
+          {"unknown_size_values", p.unknown_size},
+          {"tensors_detail", detail}};
+}
+
+std::string bytes_line(std::size_t bytes) {
+  return human_bytes(static_cast<std::int64_t>(bytes)) + " (" + std::to_string(bytes) + " bytes)";
+}
+
+std::string ratio_text(const nlohmann::json& r) {
+  if (r.is_null()) return "n/a";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << r.get<double>();
+  return os.str();
+}
+
+void print_text(const nlohmann::json& j, const runtime::graph_memory_plan& p) {
+  auto row = [](const char* label) -> std::ostream& { return std::cout << std::left << std::setw(21) << label; };
+  if (!j["shape_inference"]["ran"].get<bool>()) {
+    row("shape inference") << j["shape_inference"]["note"].get<std::string>() << "\n";
+  }
+  row("tensors") << p.tensors.size() << " planned over " << p.steps << " steps\n";
+  row("arena") << bytes_line(p.plan.arena_bytes) << "\n";
+  row("naive") << bytes_line(p.plan.naive_bytes) << "  (every tensor its own buffer)\n";
+  row("lower bound") << bytes_line(p.plan.lower_bound_bytes) << "  (most bytes live at one step)\n";
+  const bool below_bound = p.plan.arena_bytes < p.plan.lower_bound_bytes;
+  row("arena / lower bound") << ratio_text(j["arena_over_lower_bound"])
+                             << (below_bound ? "  (in-place reuse, which the bound does not count)" : "") << "\n";
+  row("arena / naive") << ratio_text(j["arena_over_naive"]) << "\n";
+  row("in place") << p.plan.in_place_count << "\n";
+  row("unknown size") << p.unknown_size.size();
+  if (!p.unknown_size.empty()) {
+    constexpr std::size_t shown = 5;
+    std::cout << " (not planned:";
+    for (std::size_t i = 0; i < p.unknown_size.size() && i < shown; ++i) std::cout << ' ' << p.unknown_size[i];
+    if (p.unknown_size.size() > shown) std::cout << " ...";
+    std::cout << ")";
+  }
+  std::cout << "\n";
+}
+
+int run_plan(const plan_options& o) {
+  if (o.alignment == 0 || (o.alignment & (o.alignment - 1)) != 0) {
+    throw error(errc::invalid_argument, "--alignment must be a power of two, got " + std::to_string(o.alignment));
+  }
+  ir::model m = load_checked(o.model);
+  // Types of intermediates come from ONNX shape inference; a model it cannot handle is still
+  // planned, with its untyped values listed as unknown size.
+  const ir::shape_inference_report shapes = ir::infer_shapes(m);
+  const runtime::graph_memory_options options{.alignment = o.alignment,
+                                              .include_graph_inputs = o.include_io,
+                                              .include_graph_outputs = o.include_io,
+                                              .in_place = !o.no_in_place};
+  const runtime::graph_memory_plan p = runtime::plan_graph_memory(m.graph(), options);
+  if (const auto problems = runtime::check_graph_memory_plan(p); !problems.empty()) {
+    throw error(errc::internal, o.model + ": the arena plan fails its overlap check (" +
+                                    std::to_string(problems.size()) + " problems): " + problems.front());
+  }
+  const nlohmann::json j = plan_json(o, shapes, p);
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_text(j, p);
+  }
+  return 0;
+}
+
+}  // namespace
+
+command add_plan(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "plan", "Plan one arena for a model's intermediate tensors; report arena, naive and lower-bound bytes");
+  auto o = std::make_shared<plan_options>();
+  sub->add_option("model", o->model, "ONNX model file")->required();
+  sub->add_flag("--json", o->json, "Print one JSON object (with every tensor's offset) instead of text");
+  sub->add_flag("--include-io", o->include_io, "Plan graph inputs and outputs too");
+  sub->add_flag("--no-in-place", o->no_in_place, "Never let an elementwise or view output reuse its input's bytes");
+  sub->add_option("--alignment", o->alignment, "Alignment of every offset in bytes, a power of two (default 64)");
+  return {sub, [o] { return run_plan(*o); }};
+}
+
+}  // namespace inferopt::cli
