@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "input_options.hpp"
+#include "process_memory.hpp"
 #include "inferopt/runtime/compare.hpp"
 #include "inferopt/runtime/inputs.hpp"
 #include "inferopt/runtime/session.hpp"
@@ -62,15 +63,18 @@ struct bench_options {
   int threads = 0;
   bool json = false;
   bool profile = false;
+  bool memory_plan = true;
 };
 
 int bench_model(const bench_options& o) {
   if (o.iters < 1 || o.warmup < 0) throw error(errc::invalid_argument, "--iters must be >= 1 and --warmup >= 0");
   ir::model m = load_checked(o.model);
-  runtime::session s(m, runtime::session_options{.threads = o.threads});
+  runtime::session s(m, runtime::session_options{.threads = o.threads, .memory_plan = o.memory_plan});
   s.set_profiling(o.profile);
   const runtime::tensor_map feeds = o.inputs.gather(s);
   for (int k = 0; k < o.warmup; ++k) (void)s.run(feeds);
+  // The steady-state peak covers the timed runs only: not loading, not the traced first run.
+  const bool steady_peak = reset_peak_rss();
   std::vector<double> ms;
   std::map<std::string, double> profile;
   for (int k = 0; k < o.iters; ++k) {
@@ -93,6 +97,14 @@ int bench_model(const bench_options& o) {
                       {"iterations", o.iters},
                       {"threads", s.threads()}};
   if (o.profile) j["profile_ms"] = profile;
+  const runtime::memory_plan_info plan = s.memory_plan();
+  j["memory_plan"] = {{"active", plan.active},
+                      {"arena_bytes", plan.arena_bytes},
+                      {"lower_bound_bytes", plan.lower_bound_bytes},
+                      {"naive_bytes", plan.naive_bytes},
+                      {"planned_tensors", plan.planned_tensors}};
+  const auto peak = peak_rss_bytes();
+  if (peak && steady_peak) j["steady_peak_rss_bytes"] = *peak;
   if (o.json) {
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -101,6 +113,16 @@ int bench_model(const bench_options& o) {
             << "  p90 " << percentile(ms, 90) << "  p99 " << percentile(ms, 99) << "  max " << ms.back() << "\n"
             << "throughput: " << std::setprecision(1) << j["throughput_per_s"].get<double>() << " runs/s ("
             << s.threads() << " threads, " << o.iters << " iterations)\n";
+  const auto mib = [](std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); };
+  std::cout << std::setprecision(1);
+  if (plan.active) {
+    std::cout << "memory plan: arena " << mib(plan.arena_bytes) << " MiB for " << plan.planned_tensors
+              << " intermediates (lower bound " << mib(plan.lower_bound_bytes) << " MiB, no reuse "
+              << mib(plan.naive_bytes) << " MiB)\n";
+  } else {
+    std::cout << "memory plan: off (dead buffers are pooled)\n";
+  }
+  if (peak && steady_peak) std::cout << "peak RSS over the timed runs: " << mib(*peak) << " MiB\n";
   if (o.profile) {
     std::vector<std::pair<double, std::string>> rows;
     double sum = 0.0;
@@ -165,6 +187,7 @@ command add_bench(CLI::App& app) {
   sub->add_option("--iters", o->iters, "Timed runs (default 50)");
   sub->add_option("--threads", o->threads, "Threads (default: all cores)");
   sub->add_flag("--json", o->json, "Print one JSON object");
+  sub->add_flag("!--no-memory-plan", o->memory_plan, "Pool dead buffers instead of planning intermediates into one arena");
   sub->add_flag("--profile", o->profile, "Also report time per op type");
   return {sub, [o] { return bench_model(*o); }};
 }

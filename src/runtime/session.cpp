@@ -1,6 +1,9 @@
 #include "inferopt/runtime/session.hpp"
 
 #include <chrono>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -18,6 +21,14 @@ namespace inferopt::runtime {
 
 namespace {
 constexpr std::size_t no_slot = SIZE_MAX;
+
+// Hands the traced run's freed buffers back to the system: glibc keeps freed heap memory
+// mapped, and the arena would otherwise come on top of it.
+void release_free_heap() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
 }
 
 struct session::step {
@@ -235,6 +246,7 @@ tensor_map session::run(const tensor_map& feeds) {
   if (tracing) {
     arena_->finish_trace();
     pool.clear();  // later runs take intermediates from the arena, not from these buffers
+    release_free_heap();
   }
   placement.holder.reset();
 
