@@ -14,49 +14,43 @@
 
 #include <benchmark/benchmark.h>
 
-#include <array>
-#include <chrono>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <malloc.h>
-#include <memory>
+
+#include <cstdlib>
 #include <limits>
+#include <memory>
 #include <memory_resource>
-#include <random>
 #include <vector>
 
 #include "inferopt/memory/caching_pool.hpp"
 #include "inferopt/memory/host_resource.hpp"
+#include "replay.hpp"
 
 namespace {
 
+using inferopt::bench::allocator;
+
 constexpr std::size_t window = 32;
-constexpr std::size_t batch = 4096;
 
 const std::vector<std::size_t>& sizes() {
-  static const std::vector<std::size_t> s = [] {
-    std::mt19937 rng(42);
-    std::uniform_real_distribution<double> log_size(std::log(64.0), std::log(1024.0 * 1024.0));
-    std::vector<std::size_t> out(batch);
-    for (auto& n : out) n = static_cast<std::size_t>(std::exp(log_size(rng)));
-    return out;
-  }();
+  static const std::vector<std::size_t> s = inferopt::bench::log_uniform_sizes(4096, 64.0, 1024.0 * 1024.0);
   return s;
 }
 
-struct allocator {
-  virtual ~allocator() = default;
-  virtual void* allocate(std::size_t bytes) = 0;
-  virtual void deallocate(void* p, std::size_t bytes) = 0;
+// Touches each block once so that lazily mapped pages cost every candidate the same.
+struct host_allocator : allocator {
+  void touch(void* p) override {
+    static_cast<char*>(p)[0] = 1;
+    benchmark::DoNotOptimize(p);
+  }
 };
 
-struct malloc_allocator final : allocator {
+struct malloc_allocator final : host_allocator {
   void* allocate(std::size_t bytes) override { return std::malloc(bytes); }
   void deallocate(void* p, std::size_t) override { std::free(p); }
 };
 
-struct pool_allocator final : allocator {
+struct pool_allocator final : host_allocator {
   inferopt::memory::host_resource host;
   inferopt::memory::caching_pool pool{host};
   void* allocate(std::size_t bytes) override { return pool.allocate(bytes); }
@@ -64,27 +58,13 @@ struct pool_allocator final : allocator {
 };
 
 template <class Pmr>
-struct pmr_allocator final : allocator {
+struct pmr_allocator final : host_allocator {
   Pmr resource;
   void* allocate(std::size_t bytes) override { return resource.allocate(bytes, 64); }
   void deallocate(void* p, std::size_t bytes) override { resource.deallocate(p, bytes, 64); }
 };
 
-// Replays the batch; touches each block once so that lazily mapped pages cost the same.
-double replay(allocator& a) {
-  const auto& s = sizes();
-  std::array<std::pair<void*, std::size_t>, window> live{};
-  const auto start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    auto& slot = live[i % window];
-    if (slot.first != nullptr) a.deallocate(slot.first, slot.second);
-    slot = {a.allocate(s[i]), s[i]};
-    static_cast<char*>(slot.first)[0] = 1;
-    benchmark::DoNotOptimize(slot.first);
-  }
-  for (auto& [p, n] : live) a.deallocate(p, n);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+double replay(allocator& a) { return inferopt::bench::replay(a, sizes(), window); }
 
 template <class Candidate>
 void BM_alloc_free(benchmark::State& state) {
@@ -101,7 +81,7 @@ void BM_alloc_free(benchmark::State& state) {
     baseline_s += b;
     state.SetIterationTime(c);
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * sizes().size()));
   state.counters["speedup_vs_malloc"] = baseline_s / candidate_s;
 }
 
