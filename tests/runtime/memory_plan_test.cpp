@@ -5,32 +5,12 @@
 
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/runtime/session.hpp"
+#include "runtime/test_kernels.hpp"
 
 using namespace inferopt;
 using runtime::tensor;
 
 namespace {
-
-/// y = x + 1.
-class add_one final : public runtime::kernel {
- public:
-  void compute(runtime::kernel_context& ctx) override {
-    const tensor& x = ctx.input(0);
-    tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
-    for (std::int64_t k = 0; k < x.element_count(); ++k) y.mutable_data<float>()[k] = x.data<float>()[k] + 1.0f;
-  }
-};
-
-/// y = a + b (same shapes).
-class add_same final : public runtime::kernel {
- public:
-  void compute(runtime::kernel_context& ctx) override {
-    const tensor& a = ctx.input(0);
-    const tensor& b = ctx.input(1);
-    tensor& y = ctx.allocate_output(0, a.dtype(), a.shape());
-    for (std::int64_t k = 0; k < a.element_count(); ++k) y.mutable_data<float>()[k] = a.data<float>()[k] + b.data<float>()[k];
-  }
-};
 
 /// y = x as a flat view sharing x's storage, as Reshape does.
 class flat_view final : public runtime::kernel {
@@ -65,8 +45,8 @@ class total final : public runtime::kernel {
 const runtime::kernel_registry& test_kernels() {
   static const runtime::kernel_registry r = [] {
     runtime::kernel_registry k;
-    k.add("", "AddOne", [](const runtime::kernel_build_info&) { return std::make_unique<add_one>(); });
-    k.add("", "Add", [](const runtime::kernel_build_info&) { return std::make_unique<add_same>(); });
+    k.add("", "AddOne", [](const runtime::kernel_build_info&) { return std::make_unique<test::add_one>(); });
+    k.add("", "Add", [](const runtime::kernel_build_info&) { return std::make_unique<test::add_same>(); });
     k.add("", "FlatView", [](const runtime::kernel_build_info&) { return std::make_unique<flat_view>(); });
     k.add("", "OnesLikeValue", [](const runtime::kernel_build_info&) { return std::make_unique<ones_like_value>(); });
     k.add("", "Total", [](const runtime::kernel_build_info&) { return std::make_unique<total>(); });

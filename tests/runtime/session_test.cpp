@@ -5,38 +5,17 @@
 
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/runtime/session.hpp"
+#include "runtime/test_kernels.hpp"
 
 using namespace inferopt;
 using runtime::tensor;
 
 namespace {
 
-/// y = x + 1 (float), counting its runs.
-class add_one final : public runtime::kernel {
- public:
-  void compute(runtime::kernel_context& ctx) override {
-    const tensor& x = ctx.input(0);
-    tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
-    for (std::int64_t k = 0; k < x.element_count(); ++k) y.mutable_data<float>()[k] = x.data<float>()[k] + 1.0f;
-  }
-};
-
-/// y = a + b, same shapes only.
-class add_same final : public runtime::kernel {
- public:
-  void compute(runtime::kernel_context& ctx) override {
-    const tensor& a = ctx.input(0);
-    const tensor& b = ctx.input(1);
-    if (a.shape() != b.shape()) ctx.fail("shapes differ");
-    tensor& y = ctx.allocate_output(0, a.dtype(), a.shape());
-    for (std::int64_t k = 0; k < a.element_count(); ++k) y.mutable_data<float>()[k] = a.data<float>()[k] + b.data<float>()[k];
-  }
-};
-
 runtime::kernel_registry test_kernels() {
   runtime::kernel_registry r;
-  r.add("", "AddOne", [](const runtime::kernel_build_info&) { return std::make_unique<add_one>(); });
-  r.add("", "Add", [](const runtime::kernel_build_info&) { return std::make_unique<add_same>(); });
+  r.add("", "AddOne", [](const runtime::kernel_build_info&) { return std::make_unique<test::add_one>(); });
+  r.add("", "Add", [](const runtime::kernel_build_info&) { return std::make_unique<test::add_same>(); });
   return r;
 }
 
