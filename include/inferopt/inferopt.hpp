@@ -6,3 +6,4 @@
 #include "inferopt/fusion.hpp"
 #include "inferopt/pass.hpp"
 #include "inferopt/runtime.hpp"
+#include "inferopt/sparse.hpp"

@@ -1,0 +1,14 @@
+#pragma once
+// The second dense baseline of bsr_bench: Eigen compiled for AVX-512 (dense_avx512.cpp).
+
+#include <cstdint>
+
+namespace bench {
+
+// Whether dense_avx512.cpp was compiled for AVX-512 and this CPU runs it.
+bool dense_avx512_available();
+// y = x w^T (w: n x k) when trans_w, else y = x w (w: k x n); row-major, dense.
+void dense_avx512(const float* x, const float* w, float* y, std::int64_t m, std::int64_t k, std::int64_t n,
+                  bool trans_w, int threads);
+
+}  // namespace bench

@@ -1,0 +1,56 @@
+// The portable build of the CPU block-sparse GEMM: plain C++ on 8-float arrays, which the
+// compiler vectorizes for whatever the baseline target has (SSE2 on x86-64).
+#include "bsr_gemm_isa.hpp"
+
+#define INFEROPT_SPARSE_ISA isa_portable
+
+namespace inferopt::sparse::detail::isa_portable {
+namespace {
+
+struct ops {
+  struct vec {
+    float v[8];
+  };
+  static vec zero() noexcept { return vec{}; }
+  static vec load(const float* p) noexcept {
+    vec r;
+    for (int i = 0; i < 8; ++i) r.v[i] = p[i];
+    return r;
+  }
+  static vec broadcast(const float* p) noexcept {
+    vec r;
+    for (float& x : r.v) x = *p;
+    return r;
+  }
+  static vec fma(const vec& a, const vec& b, const vec& acc) noexcept {
+    vec r;
+    for (int i = 0; i < 8; ++i) r.v[i] = a.v[i] * b.v[i] + acc.v[i];
+    return r;
+  }
+  static vec relu(const vec& a) noexcept {
+    vec r;
+    for (int i = 0; i < 8; ++i) r.v[i] = a.v[i] < 0.0F ? 0.0F : a.v[i];  // NaN stays NaN
+    return r;
+  }
+  static void store(float* p, const vec& a) noexcept {
+    for (int i = 0; i < 8; ++i) p[i] = a.v[i];
+  }
+  static void store_tile(const vec (&acc)[4][3], float* y, std::int64_t ldy) noexcept {
+    for (int r = 0; r < 24; ++r) {
+      for (int i = 0; i < 4; ++i) y[r * ldy + i] = acc[i][r / 8].v[r % 8];
+    }
+  }
+  static void transpose_8x8(const float* src, std::int64_t lds, float* dst, std::int64_t ldd) noexcept {
+    for (int r = 0; r < 8; ++r) {
+      for (int c = 0; c < 8; ++c) dst[c * ldd + r] = src[r * lds + c];
+    }
+  }
+};
+
+}  // namespace
+
+bool available() noexcept { return true; }
+
+}  // namespace inferopt::sparse::detail::isa_portable
+
+#include "bsr_gemm_body.hpp"
