@@ -31,6 +31,9 @@ build/bin/inferopt bench "$out/default_cnn.onnx" --iters 30
 echo "== inferopt bench: after =="
 build/bin/inferopt bench "$out/default_cnn.opt.onnx" --iters 30
 echo
+echo "== inferopt sparsify --dry-run: block-sparse candidates (its one Gemm is tiny; --min-size 0 shows it anyway) =="
+build/bin/inferopt sparsify "$out/default_cnn.opt.onnx" --dry-run --min-size 0 --block 8x8
+echo
 echo "== inferopt quantize: INT8 QDQ from streaming entropy calibration (32 random batches) =="
 build/bin/inferopt quantize "$out/default_cnn.onnx" -o "$out/default_cnn.int8.onnx" --calib-random 32 \
   --method entropy --ranges "$out/ranges.json" --trt-cache "$out/trt.cache" --report "$out/quant_report.json"

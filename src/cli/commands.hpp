@@ -30,6 +30,7 @@ command add_run(CLI::App& app);
 command add_bench(CLI::App& app);
 command add_compare(CLI::App& app);
 command add_plan(CLI::App& app);
+command add_sparsify(CLI::App& app);
 
 /// Loads a model and checks its structure; errors name the file.
 ir::model load_checked(const std::filesystem::path& path);

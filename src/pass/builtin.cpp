@@ -2,6 +2,7 @@
 
 #include "inferopt/fusion/register.hpp"
 #include "inferopt/quant/register.hpp"
+#include "inferopt/sparse/register.hpp"
 
 #include "inferopt/pass/cleanup/dead_node_elimination.hpp"
 #include "inferopt/pass/cleanup/eliminate_dropout.hpp"
@@ -43,6 +44,7 @@ pass_registry builtin_registry() {
   register_cleanup_passes(registry);
   register_fusion_passes(registry);
   register_quant_passes(registry);
+  register_sparse_passes(registry);
   register_levels(registry);
   return registry;
 }

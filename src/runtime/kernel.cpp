@@ -99,6 +99,7 @@ const kernel_registry& builtin_kernels() {
     register_shape_kernels(r);
     register_reduce_kernels(r);
     register_quantize_kernels(r);
+    register_sparse_kernels(r);
     return r;
   }();
   return registry;

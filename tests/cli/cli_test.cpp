@@ -80,7 +80,8 @@ TEST_CASE("inferopt --version prints the version and exits 0", "[cli]") {
 TEST_CASE("--help exits 0 with usage for the program and every subcommand", "[cli]") {
   auto args = GENERATE(std::vector<std::string>{"--help"}, std::vector<std::string>{"-h"},
                        std::vector<std::string>{"inspect", "--help"}, std::vector<std::string>{"optimize", "--help"},
-                       std::vector<std::string>{"passes", "--help"}, std::vector<std::string>{"plan", "--help"});
+                       std::vector<std::string>{"passes", "--help"}, std::vector<std::string>{"plan", "--help"},
+                       std::vector<std::string>{"sparsify", "--help"});
   CAPTURE(args);
   process_result r = run_cli(args);
   CHECK(r.exit_code == 0);
@@ -89,6 +90,11 @@ TEST_CASE("--help exits 0 with usage for the program and every subcommand", "[cl
   if (args.size() == 2 && args[0] == "optimize") {
     for (const char* option : {"--passes", "--disable-pass", "--report", "--print-after-change", "--verify-each",
                                "--in-place", "--external-data-threshold"}) {
+      CHECK_THAT(r.out, Contains(option));
+    }
+  }
+  if (args.size() == 2 && args[0] == "sparsify") {
+    for (const char* option : {"--output", "--block", "--sparsity", "--min-size", "--norm", "--dry-run", "--report"}) {
       CHECK_THAT(r.out, Contains(option));
     }
   }

@@ -105,5 +105,12 @@ void register_nn_kernels(kernel_registry& r);
 void register_shape_kernels(kernel_registry& r);
 void register_reduce_kernels(kernel_registry& r);
 void register_quantize_kernels(kernel_registry& r);
+/// inferopt.BlockSparseMatMul (docs/SPARSE_OPS.md), on the sparse module's CPU GEMM.
+void register_sparse_kernels(kernel_registry& r);
+
+/// The instruction set the executor's dense products (MatMul, Gemm, Conv) run with on this
+/// CPU: "avx512", "avx2" or "generic", chosen once per process (INFEROPT_NN_ISA caps it). For
+/// reports and cost models that compare against the executor's dense GEMM.
+[[nodiscard]] const char* dense_gemm_isa() noexcept;
 
 }  // namespace inferopt::runtime

@@ -12,5 +12,9 @@ struct prune_options;
 struct kernel_status;
 struct bsr_gemm_args;
 struct cpu_context;
+struct bsr_op_arrays;
+struct sparsify_options;
+struct sparsify_candidate;
+class sparsify_blocks;
 
 }  // namespace inferopt::sparse

@@ -88,3 +88,9 @@ const char* gemm_isa() noexcept {
 }
 
 }  // namespace inferopt::runtime::nn
+
+namespace inferopt::runtime {
+
+const char* dense_gemm_isa() noexcept { return nn::gemm_isa(); }
+
+}  // namespace inferopt::runtime

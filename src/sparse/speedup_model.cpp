@@ -1,0 +1,46 @@
+#include "inferopt/sparse/speedup_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace inferopt::sparse {
+
+namespace {
+
+struct point {
+  double sparsity;
+  double efficiency;  // measured speedup * (1 - sparsity)
+};
+
+// Means over docs/BENCHMARKS.md's single-thread tables (speedup_vs_dense and
+// speedup_vs_dense_avx512). Refit both when that run is repeated.
+constexpr std::array<point, 3> against_avx2{{{0.50, 0.813}, {0.75, 0.757}, {0.90, 0.594}}};
+constexpr std::array<point, 3> against_avx512{{{0.50, 0.471}, {0.75, 0.479}, {0.90, 0.380}}};
+
+double efficiency(const std::array<point, 3>& table, double s) noexcept {
+  if (s <= table.front().sparsity) return table.front().efficiency;
+  for (std::size_t i = 1; i < table.size(); ++i) {
+    if (s <= table[i].sparsity) {
+      const point& a = table[i - 1];
+      const point& b = table[i];
+      return a.efficiency + (b.efficiency - a.efficiency) * (s - a.sparsity) / (b.sparsity - a.sparsity);
+    }
+  }
+  return table.back().efficiency;
+}
+
+}  // namespace
+
+dense_baseline dense_baseline_from(std::string_view isa) noexcept {
+  return isa == "avx512" ? dense_baseline::avx512 : dense_baseline::avx2;
+}
+
+double predicted_speedup(double block_sparsity, dense_baseline baseline) noexcept {
+  const double s = std::isnan(block_sparsity) ? 0.0 : std::clamp(block_sparsity, 0.0, 1.0);
+  if (s >= 1.0) return std::numeric_limits<double>::infinity();
+  return efficiency(baseline == dense_baseline::avx512 ? against_avx512 : against_avx2, s) / (1.0 - s);
+}
+
+}  // namespace inferopt::sparse

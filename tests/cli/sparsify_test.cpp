@@ -1,0 +1,129 @@
+// `inferopt sparsify`, run as a child process: the dry run prints its table and writes
+// nothing, a real run writes a model the executor runs and a report, and bad options are one
+// error line with nothing written. Malformed models are in bad_input_test.cpp.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_support.hpp"
+#include "inferopt/ir/graph_builder.hpp"
+
+namespace {
+
+using namespace inferopt::test;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+
+/// x [4, 256] -> Gemm (256 x 256 weight, exactly the default min-size) named `fc1` -> Relu ->
+/// MatMul with a 256 x 64 weight (too small by default) -> y.
+fs::path save_mlp(const fs::path& path) {
+  inferopt::ir::model m = inferopt::ir::make_model("mlp");
+  inferopt::ir::graph_builder gb(m.graph(), 3);
+  inferopt::ir::value* x = gb.input("x", inferopt::ir::data_type::float32, {4, 256});
+  inferopt::ir::value* h = gb.relu(gb.gemm(x, 256, "fc1"));
+  gb.output(gb.matmul(h, gb.random_constant("w2", {256, 64}, 0.1f)));
+  inferopt::ir::save_model(m, path);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("sparsify --dry-run prints what it would rewrite and writes nothing", "[cli][sparsify]") {
+  scratch dir("sparsify_dry");
+  const fs::path model = save_mlp(dir / "mlp.onnx");
+  const std::string bytes = read_bytes(model);
+  const auto entries = folder_entries(dir.path());
+  process_result r = run_cli({"sparsify", model.string(), "--dry-run", "--block", "16x16", "--sparsity", "0.75"});
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Contains("fc1") && Contains("Gemm") && Contains("256 x 256") && Contains("64 / 256") &&
+                        Contains("75.0%") && Contains("yes"));
+  CHECK_THAT(r.out, Contains("1 of 2 MatMul/Gemm node(s) would be rewritten") && Contains("declined-small 1"));
+  CHECK_THAT(r.out, Contains("predicted speedup") && Contains("dry run: no model written"));
+  CHECK(folder_entries(dir.path()) == entries);
+  CHECK(read_bytes(model) == bytes);
+}
+
+TEST_CASE("sparsify writes a model the executor runs, and a report", "[cli][sparsify]") {
+  scratch dir("sparsify_run");
+  const fs::path model = save_mlp(dir / "mlp.onnx");
+  const std::string bytes = read_bytes(model);
+  const fs::path out = dir / "sparse.onnx", report = dir / "report.json";
+  process_result r = run_cli({"sparsify", model.string(), "-o", out.string(), "--block", "8x8", "--sparsity", "0.5",
+                              "--min-size", "1000", "--report", report.string()});
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Contains("2 of 2 MatMul/Gemm node(s) rewritten") && Contains("wrote " + out.string()));
+  CHECK(read_bytes(model) == bytes);
+  CHECK(folder_entries(dir.path()) == std::vector<std::string>{"mlp.onnx", "report.json", "sparse.onnx"});
+
+  const onnx::ModelProto proto = read_model_proto(out);
+  CHECK(count_ops(proto, "BlockSparseMatMul") == 2);
+  CHECK(count_ops(proto, "Gemm") + count_ops(proto, "MatMul") + count_ops(proto, "Relu") == 0);
+  bool imports_inferopt = false;
+  for (const auto& o : proto.opset_import()) imports_inferopt = imports_inferopt || (o.domain() == "inferopt" && o.version() == 1);
+  CHECK(imports_inferopt);
+  CHECK(output_names(proto) == output_names(read_model_proto(model)));
+
+  process_result run = run_cli({"run", out.string()});
+  CAPTURE(run.err);
+  CHECK(run.exit_code == 0);
+
+  const json j = json::parse(read_bytes(report));
+  CHECK(j["dry_run"] == false);
+  CHECK(j["block"] == json::array({8, 8}));
+  REQUIRE(j["nodes"].size() == 2);
+  for (const json& n : j["nodes"]) {
+    CAPTURE(n.dump());
+    CHECK(n["rewritten"] == true);
+    CHECK(n["blocks_kept"].get<std::int64_t>() * 2 == n["blocks_total"].get<std::int64_t>());
+    CHECK(n["predicted_speedup"].get<double>() > 0.0);
+  }
+  CHECK(j["nodes"][0]["relu_fused"] == true);
+  CHECK(j["after"]["params"].get<std::int64_t>() < j["before"]["params"].get<std::int64_t>());
+}
+
+TEST_CASE("sparsify refuses bad options in one line and writes nothing", "[cli][sparsify]") {
+  scratch dir("sparsify_bad");
+  const fs::path model = save_mlp(dir / "mlp.onnx");
+  const auto entries = folder_entries(dir.path());
+  const fs::path out = dir / "out.onnx";
+  auto [args, expected] = GENERATE_REF(table<std::vector<std::string>, std::string>({
+      {{"--sparsity", "2"}, "sparsity must be a number in [0, 1], got '2'"},
+      {{"--block", "0x4"}, "block must be an integer in 1..64"},
+      {{"--norm", "max"}, "norm must be l1 or l2"},
+      {{"--min-size", "-5"}, "min-size must be a non-negative integer"},
+  }));
+  std::vector<std::string> argv{"sparsify", model.string(), "-o", out.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CAPTURE(argv);
+  process_result r = run_cli(argv);
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(is_one_error_line(r.err));
+  CHECK_THAT(r.err, Contains(expected));
+  CHECK(r.out.empty());
+  CHECK(folder_entries(dir.path()) == entries);
+}
+
+TEST_CASE("sparsify needs -o unless it is a dry run, and never overwrites its input", "[cli][sparsify]") {
+  scratch dir("sparsify_output");
+  const fs::path model = save_mlp(dir / "mlp.onnx");
+  const std::string bytes = read_bytes(model);
+  SECTION("no output") {
+    process_result r = run_cli({"sparsify", model.string()});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+    CHECK_THAT(r.err, Contains("give -o OUT, or --dry-run"));
+  }
+  SECTION("the input as output") {
+    process_result r = run_cli({"sparsify", model.string(), "-o", model.string()});
+    CHECK(r.exit_code == 2);
+    CHECK(is_one_error_line(r.err));
+    CHECK_THAT(r.err, Contains("output would overwrite the input"));
+  }
+  CHECK(read_bytes(model) == bytes);
+  CHECK(folder_entries(dir.path()) == std::vector<std::string>{"mlp.onnx"});
+}
