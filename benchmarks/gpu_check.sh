@@ -15,35 +15,35 @@
 # With the device tool: run(command="benchmarks/gpu_check.sh $OUT", carry=[".gpu-deps"]).
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-deps="$root/.gpu-deps"
+repo=$(cd "$(dirname "$0")/.." && pwd)
+deps="$repo/.gpu-deps"
 packages=(catch2 libeigen3-dev libbenchmark-dev libbenchmark1debian)
 
 if [[ "${1:-}" == "--fetch" ]]; then
   rm -rf "$deps"
-  mkdir -p "$deps/debs" "$deps/root"
+  mkdir -p "$deps/debs" "$deps/unpacked"
   (cd "$deps/debs" && apt-get download "${packages[@]}")
-  for deb in "$deps"/debs/*.deb; do dpkg -x "$deb" "$deps/root"; done
+  for deb in "$deps"/debs/*.deb; do dpkg -x "$deb" "$deps/unpacked"; done
   rm -rf "$deps/debs"
-  echo "gpu_check: unpacked ${packages[*]} into .gpu-deps/root ($(du -sh "$deps" | cut -f1))"
+  echo "gpu_check: unpacked ${packages[*]} into .gpu-deps/unpacked ($(du -sh "$deps" | cut -f1))"
   exit 0
 fi
 
-out="${1:-$root/build-gpu/out}"
+out="${1:-$repo/build-gpu/out}"
 mkdir -p "$out"
-[[ -d "$deps/root/usr" ]] || { echo "gpu_check: .gpu-deps/ is missing; run benchmarks/gpu_check.sh --fetch first" >&2; exit 2; }
+[[ -d "$deps/unpacked/usr" ]] || { echo "gpu_check: .gpu-deps/ is missing; run benchmarks/gpu_check.sh --fetch first" >&2; exit 2; }
 command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt" || true
 
-prefix="$deps/root/usr"
+prefix="$deps/unpacked/usr"
 multiarch_lib="$(ls -d "$prefix"/lib/*-linux-gnu 2>/dev/null | head -n1)"
 export LD_LIBRARY_PATH="${multiarch_lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-build="$root/build-gpu"
+build="$repo/build-gpu"
 start=$SECONDS
 
 # Debian's Catch2 and Eigen install their CMake packages under share/ and lib/cmake/; naming
 # them one by one is sturdier than trusting the prefix search of whatever CMake is there.
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DINFEROPT_WITH_ONNX=OFF -DINFEROPT_WITH_CUDA=ON -DINFEROPT_BUILD_EXAMPLES=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_PREFIX_PATH="$prefix" \

@@ -17,19 +17,14 @@
 
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/runtime/session.hpp"
+#include "support/random_values.hpp"
 
 using namespace inferopt;
 using runtime::tensor;
 
 namespace {
 
-std::vector<float> random_values(std::size_t n, std::uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-scale, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
+using test::random_values;
 
 ir::shape static_shape(const std::vector<std::int64_t>& dims) {
   ir::shape s;

@@ -17,11 +17,14 @@
 
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/runtime/session.hpp"
+#include "support/random_values.hpp"
 
 using namespace inferopt;
 using runtime::tensor;
 
 namespace {
+
+using test::random_values;
 
 const runtime::kernel_registry& nn_kernels() {
   static const runtime::kernel_registry r = [] {
@@ -30,14 +33,6 @@ const runtime::kernel_registry& nn_kernels() {
     return k;
   }();
   return r;
-}
-
-std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
 }
 
 ir::shape static_shape(const std::vector<std::int64_t>& dims) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "inferopt/core/error.hpp"
+#include "support/random_values.hpp"
 
 using namespace inferopt;
 using sparse::block_norm;
@@ -16,13 +17,7 @@ using sparse::prune_options;
 
 namespace {
 
-std::vector<float> random_dense(std::int64_t rows, std::int64_t cols, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> value(0.0F, 1.0F);
-  std::vector<float> dense(static_cast<std::size_t>(rows * cols));
-  for (float& v : dense) v = value(rng);
-  return dense;
-}
+using test::random_dense;
 
 // Whether block (bi, bj) is stored.
 bool is_kept(const sparse::bsr_matrix<float>& m, std::int64_t bi, std::int64_t bj) {

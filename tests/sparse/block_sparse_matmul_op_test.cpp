@@ -12,19 +12,14 @@
 
 #include "inferopt/core/error.hpp"
 #include "inferopt/sparse/block_prune.hpp"
+#include "support/random_values.hpp"
 
 using namespace inferopt;
 using sparse::block_shape;
 
 namespace {
 
-std::vector<float> random_dense(std::int64_t rows, std::int64_t cols, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> value(0.0F, 1.0F);
-  std::vector<float> out(static_cast<std::size_t>(rows * cols));
-  for (float& v : out) v = value(rng);
-  return out;
-}
+using test::random_dense;
 
 /// The message `from_op_arrays` throws for these arrays; fails the test when it accepts them.
 std::string rejection(std::int64_t rows, std::int64_t cols, block_shape block, std::vector<std::int64_t> row_ptr,

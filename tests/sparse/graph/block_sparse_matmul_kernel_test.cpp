@@ -19,19 +19,14 @@
 #include "inferopt/sparse/block_prune.hpp"
 #include "inferopt/sparse/block_sparse_matmul_op.hpp"
 #include "pass/pass_test_util.hpp"
+#include "support/random_values.hpp"
 
 using namespace inferopt;
 using runtime::tensor;
 
 namespace {
 
-std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
+using test::random_values;
 
 /// The dense W [k, n] a node computes with, and how the node stores it.
 struct op_case {
