@@ -19,7 +19,8 @@ std::int64_t product(const std::vector<std::int64_t>& xs, std::size_t from = 0, 
   return p;
 }
 
-/// MACs of one node, or nullopt when its shapes are unknown; 0 for other op types.
+}  // namespace
+
 std::optional<std::int64_t> node_macs(const node& n) {
   // ONNX Runtime's fused forms do the same products as the ops they replace.
   const bool microsoft = n.domain() == "com.microsoft";
@@ -44,6 +45,8 @@ std::optional<std::int64_t> node_macs(const node& n) {
   }
   return 0;
 }
+
+namespace {
 
 void visit(const graph& g, model_statistics& s) {
   for (value* v : g.initializers()) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "inferopt/ir/model.hpp"
@@ -19,6 +20,10 @@ struct model_statistics {
   /// Conv/Gemm/MatMul nodes whose MACs could not be estimated (unknown shapes).
   std::int64_t macs_unknown_nodes = 0;
 };
+
+/// Multiply-accumulates of one node (Conv, ConvTranspose, Gemm, MatMul and their ONNX Runtime
+/// fused forms), nullopt when its shapes are unknown, 0 for other op types.
+[[nodiscard]] std::optional<std::int64_t> node_macs(const node& n);
 
 /// Reads types already on the values: run `infer_shapes` first for MAC estimates.
 [[nodiscard]] model_statistics compute_statistics(const model& m);

@@ -1,0 +1,40 @@
+#pragma once
+/// How much each prunable unit of channels matters, by one of the usual criteria.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "inferopt/ir/model.hpp"
+#include "inferopt/prune/channel_groups.hpp"
+
+namespace inferopt::prune {
+
+enum class importance_criterion {
+  l1,        ///< L1 norm of the filter that makes the channel (Li et al., "Pruning Filters")
+  l2,        ///< L2 norm of that filter
+  bn_scale,  ///< |gamma| of the BatchNormalization after it (network slimming); L2 without one
+  fpgm,      ///< distance to the other filters of the layer (near the geometric median: redundant)
+  random,    ///< seeded uniform scores, the baseline every criterion should beat
+};
+
+/// How the scores of coupled channels (one per source in a residual group) combine.
+enum class score_reduction { mean, sum, max };
+
+[[nodiscard]] std::optional<importance_criterion> parse_criterion(std::string_view name);
+[[nodiscard]] std::string_view to_string(importance_criterion c) noexcept;
+[[nodiscard]] std::optional<score_reduction> parse_reduction(std::string_view name);
+
+struct importance_options {
+  importance_criterion criterion = importance_criterion::l1;
+  score_reduction reduction = score_reduction::mean;
+  std::uint64_t seed = 0;  ///< for `random`
+};
+
+/// Scores of every unit: `result[g][u]` for unit u of group g (empty for pinned groups).
+/// Higher means keep.
+[[nodiscard]] std::vector<std::vector<double>> unit_importance(const ir::model& m, const channel_analysis& a,
+                                                               const importance_options& options = {});
+
+}  // namespace inferopt::prune

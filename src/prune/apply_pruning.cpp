@@ -1,0 +1,169 @@
+#include "inferopt/prune/apply_pruning.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "cuttable_constant.hpp"
+#include "inferopt/core/error.hpp"
+#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/graph.hpp"
+#include "inferopt/pass/infer_shapes.hpp"
+
+namespace inferopt::prune {
+namespace {
+
+std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t from) {
+  std::int64_t n = 1;
+  for (std::size_t i = from; i < dims.size(); ++i) n *= dims[i];
+  return n;
+}
+
+/// Keeps, along `axis`, the slices `keep_slice(outer_index, slice)` accepts; every outer index
+/// must keep `kept` slices. Works on raw bytes, so any fixed-size element type is fine.
+template <class Keep>
+ir::tensor gather(const ir::tensor& t, std::int64_t axis, std::int64_t kept, Keep keep_slice) {
+  const std::int64_t count = t.dims[axis];
+  const std::int64_t outer = t.element_count() / std::max<std::int64_t>(1, product(t.dims, static_cast<std::size_t>(axis)));
+  const std::int64_t inner = product(t.dims, static_cast<std::size_t>(axis) + 1);
+  const std::size_t element = t.element_count() > 0 ? t.byte_size() / static_cast<std::size_t>(t.element_count()) : 0;
+  const std::size_t slice_bytes = static_cast<std::size_t>(inner) * element;
+  ir::tensor out = t;
+  out.dims[axis] = kept;
+  out.storage = ir::tensor_storage::raw;
+  std::string bytes;
+  bytes.reserve(static_cast<std::size_t>(outer * kept) * slice_bytes);
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t c = 0; c < count; ++c) {
+      if (keep_slice(o, c)) bytes.append(t.bytes->data() + (o * count + c) * slice_bytes, slice_bytes);
+    }
+  }
+  expects(bytes.size() == static_cast<std::size_t>(outer * kept) * slice_bytes, "every outer index keeps as many slices");
+  out.bytes = std::make_shared<const std::string>(std::move(bytes));
+  return out;
+}
+
+class cutter {
+ public:
+  cutter(ir::model& m, const channel_analysis& a, const pruning_plan& plan) : model_(m), ctx_(m), a_(a) {
+    removed_.assign(a.group_of_channel.size(), false);
+    for (const group_selection& s : plan.groups) {
+      for (std::size_t u : s.removed_units) {
+        for (channel_id id : a.groups[s.group].units[u].channels) {
+          removed_[id] = true;
+          ++result_.removed_channels;
+        }
+      }
+    }
+  }
+
+  apply_result run() {
+    for (const cut_site& s : a_.sites) {
+      std::vector<bool> keep(s.layout.size());
+      std::int64_t kept = 0;
+      for (std::size_t p = 0; p < s.layout.size(); ++p) kept += (keep[p] = !removed_[s.layout[p]]) ? 1 : 0;
+      if (kept == static_cast<std::int64_t>(s.layout.size())) continue;
+      if (kept == 0) throw error(errc::invalid_argument, "pruning would remove every channel at " + s.node->describe());
+      cut(s, keep, kept);
+      ++result_.cut_sites;
+    }
+    reinfer_shapes();
+    return result_;
+  }
+
+ private:
+  void cut(const cut_site& s, const std::vector<bool>& keep, std::int64_t kept) {
+    ir::graph& g = *s.node->owner();
+    switch (s.kind) {
+      case cut_kind::constant_axis:
+        return cut_constant(s, kept, [&](std::int64_t, std::int64_t c) { return keep[c]; });
+      case cut_kind::grouped_input_axis: {
+        // Axis 1 holds the inputs of one group; output row o belongs to group o / rows_per_group.
+        const auto current = cuttable_constant(ctx_, s.node->input(s.input_index));
+        expects(current.has_value(), "a grouped Conv weight stays cuttable");
+        const std::int64_t per_group = static_cast<std::int64_t>(s.layout.size()) / s.groups;
+        const std::int64_t rows_per_group = current->dims[0] / s.groups;
+        return cut_constant(s, kept / s.groups, [&](std::int64_t row, std::int64_t local) {
+          return keep[static_cast<std::size_t>((row / rows_per_group) * per_group + local)];
+        });
+      }
+      case cut_kind::group_attribute:
+        s.node->set_attribute(ir::attribute::make_int("group", kept));
+        return;
+      case cut_kind::reshape_target: {
+        auto shape = detail::constant_ints(ctx_, s.node->input(s.input_index));
+        expects(shape.has_value(), "a Reshape target stays constant");
+        (*shape)[s.axis] = static_cast<std::int64_t>(std::count(keep.begin(), keep.end(), true));
+        detail::set_constant_input(g, s.node, s.input_index,
+                                   ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(shape->size())}, *shape),
+                                   s.node->input(s.input_index)->name() + "_pruned");
+        return;
+      }
+      case cut_kind::split_sizes: {
+        std::vector<std::int64_t> sizes;
+        for (std::size_t i = 0; i < s.segment_starts.size(); ++i) {
+          const auto end = i + 1 < s.segment_starts.size() ? s.segment_starts[i + 1] : static_cast<std::int64_t>(keep.size());
+          sizes.push_back(std::count(keep.begin() + s.segment_starts[i], keep.begin() + end, true));
+          if (sizes.back() == 0) throw error(errc::invalid_argument, "pruning would empty an output of " + s.node->describe());
+        }
+        if (s.node->input(1)) {
+          detail::set_constant_input(g, s.node, 1,
+                                     ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(sizes.size())}, sizes),
+                                     s.node->input(1)->name() + "_pruned");
+        } else {
+          s.node->set_attribute(ir::attribute::make_ints("split", sizes));
+        }
+        return;
+      }
+    }
+  }
+
+  /// Shrinks axis `s.axis` of the constant at `s.node`'s input to `kept`.
+  template <class Keep>
+  void cut_constant(const cut_site& s, std::int64_t kept, Keep keep_slice) {
+    ir::value* v = s.node->input(s.input_index);
+    const auto current = cuttable_constant(ctx_, v);
+    expects(current.has_value(), "a cut constant stays cuttable");
+    ir::graph& g = *s.node->owner();
+    if (current->constant_of_shape) {
+      // Every element is the same value: only the target shape changes.
+      std::vector<std::int64_t> dims = current->dims;
+      dims[s.axis] = kept;
+      ir::node* producer = const_cast<ir::node*>(current->constant_of_shape);
+      detail::set_constant_input(g, producer, 0,
+                                 ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(dims.size())}, dims),
+                                 v->name() + "_shape");
+      return;
+    }
+    ir::tensor t = gather(*current->data, s.axis, kept, keep_slice);
+    g.set_initializer(v, t);
+    if (v->is_graph_input() && v->type()) {
+      // Models of IR version < 4 list their initializers as inputs: the declared shape follows.
+      ir::value_type type = *v->type();
+      type.dims = ir::shape(t.dims.begin(), t.dims.end());
+      v->set_type(type);
+    }
+  }
+
+  void reinfer_shapes() {
+    ir::graph& g = model_.graph();
+    for (ir::value* v : g.values()) {
+      if (v->origin() == ir::value_origin::node_output && !v->is_graph_output()) g.clear_value_info(v);
+    }
+    pass_context ctx(model_);
+    infer_shapes_pass{}.run(g, ctx);
+  }
+
+  ir::model& model_;
+  const pass_context ctx_;
+  const channel_analysis& a_;
+  std::vector<bool> removed_;
+  apply_result result_;
+};
+
+}  // namespace
+
+apply_result apply_pruning(ir::model& m, const channel_analysis& a, const pruning_plan& plan) {
+  return cutter(m, a, plan).run();
+}
+
+}  // namespace inferopt::prune

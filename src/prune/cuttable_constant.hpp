@@ -1,0 +1,32 @@
+#pragma once
+// Constants pruning may cut: an initializer, or a ConstantOfShape output (cutting it means
+// changing its target shape), read by one node only so that cutting it changes nothing else.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/node.hpp"
+#include "inferopt/ir/value.hpp"
+#include "inferopt/pass/pass.hpp"
+
+namespace inferopt::prune {
+
+struct cuttable {
+  std::vector<std::int64_t> dims;
+  const ir::tensor* data = nullptr;          ///< the initializer, or null for ConstantOfShape
+  const ir::node* constant_of_shape = nullptr;
+};
+
+inline std::optional<cuttable> cuttable_constant(const pass_context& ctx, const ir::value* v) {
+  if (!v || v->uses().size() != 1 || v->is_graph_output()) return std::nullopt;
+  if (const ir::tensor* t = detail::constant_tensor(ctx, v)) return cuttable{t->dims, t, nullptr};
+  const ir::node* p = v->producer();
+  if (!p || !p->is("ConstantOfShape")) return std::nullopt;  // its shape may be shared: cuts write a new one
+  auto shape = detail::constant_ints(ctx, p->input(0));
+  if (!shape) return std::nullopt;
+  return cuttable{std::move(*shape), nullptr, p};
+}
+
+}  // namespace inferopt::prune

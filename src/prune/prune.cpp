@@ -1,0 +1,88 @@
+#include "inferopt/prune/prune.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "cuttable_constant.hpp"
+#include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/statistics.hpp"
+#include "inferopt/pass/infer_shapes.hpp"
+
+namespace inferopt::prune {
+namespace {
+
+std::string label(const ir::node& n) { return n.name().empty() ? n.describe() : n.name(); }
+
+bool has_weights(const ir::node& n) {
+  const bool microsoft = n.domain() == "com.microsoft";
+  return n.is("Conv") || n.is("ConvTranspose") || n.is("Gemm") || n.is("MatMul") || n.is("BatchNormalization") ||
+         (microsoft && (n.op_type() == "FusedConv" || n.op_type() == "FusedGemm"));
+}
+
+void infer_shapes(ir::model& m) {
+  pass_context ctx(m);
+  infer_shapes_pass{}.run(m.graph(), ctx);
+}
+
+}  // namespace
+
+std::vector<layer_cost> layer_costs(const ir::model& m) {
+  ir::model copy;
+  copy.ir_version = m.ir_version;
+  copy.opsets = m.opsets;
+  copy.replace_graph(m.graph().clone());
+  infer_shapes(copy);
+  const pass_context ctx(copy);
+  std::vector<layer_cost> out;
+  for (const ir::node* n : copy.graph().nodes()) {
+    if (!has_weights(*n)) continue;
+    layer_cost c{label(*n), n->op_type(), 0, ir::node_macs(*n).value_or(0), 0};
+    for (const ir::value* v : n->inputs()) {
+      if (!v) continue;
+      if (const ir::tensor* t = detail::constant_tensor(ctx, v)) {
+        c.params += t->element_count();
+      } else if (auto cos = cuttable_constant(ctx, v); cos && cos->constant_of_shape) {
+        c.params += ir::tensor::element_count(cos->dims);
+      }
+    }
+    const ir::value* y = n->output(0);
+    if (y && y->type() && y->type()->dims && y->type()->dims->size() >= 2) {
+      const ir::dim& d = (*y->type()->dims)[n->is("MatMul") ? y->type()->dims->size() - 1 : 1];
+      c.output_channels = d.is_static() ? d.value() : 0;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+prune_summary prune_model(ir::model& m, const prune_options& options) {
+  infer_shapes(m);
+  prune_summary s;
+  const std::vector<layer_cost> before = layer_costs(m);
+  const channel_analysis a = analyze_channels(m, options.analysis);
+  for (const channel_group& g : a.groups) {
+    if (g.sources.empty()) continue;
+    ++s.groups;
+    if (!g.prunable()) continue;
+    ++s.prunable_groups;
+    s.prunable_units += static_cast<std::int64_t>(g.units.size());
+  }
+  const auto scores = unit_importance(m, a, options.importance);
+  const pruning_plan plan = select_units(a, scores, options.selection);
+  s.removed_units = plan.removed_units();
+  s.applied = apply_pruning(m, a, plan);
+
+  std::map<std::string, layer_cost> after;
+  for (layer_cost& c : layer_costs(m)) after[c.node] = c;
+  for (const layer_cost& b : before) {
+    auto it = after.find(b.node);
+    s.layers.push_back({b, it != after.end() ? it->second : layer_cost{b.node, b.op, 0, 0, 0}});
+    s.params_before += b.params;
+    s.macs_before += b.macs;
+    s.params_after += s.layers.back().after.params;
+    s.macs_after += s.layers.back().after.macs;
+  }
+  return s;
+}
+
+}  // namespace inferopt::prune
