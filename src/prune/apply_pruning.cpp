@@ -136,8 +136,8 @@ class cutter {
     }
     ir::tensor t = gather(*current->data, s.axis, kept, keep_slice);
     g.set_initializer(v, t);
-    if (v->is_graph_input() && v->type()) {
-      // Models of IR version < 4 list their initializers as inputs: the declared shape follows.
+    if (v->type()) {
+      // A declared type (value_info, or the graph input of an IR < 4 model) follows the data.
       ir::value_type type = *v->type();
       type.dims = ir::shape(t.dims.begin(), t.dims.end());
       v->set_type(type);
