@@ -30,14 +30,21 @@ struct bn_recalibration_options {
 struct bn_recalibration_result {
   std::int64_t layers = 0;   ///< BatchNormalization nodes whose statistics were replaced
   std::int64_t batches = 0;  ///< calibration batches run
-  std::int64_t samples = 0;  ///< per layer: elements per channel summed over batches
+  /// Per layer: elements per channel summed over batches; the smallest over layers when they
+  /// differ (the layer whose estimate rests on the fewest values).
+  std::int64_t samples = 0;
 };
 
 /// Replaces the running mean and variance (inputs 3 and 4) of the chosen BatchNormalization
 /// nodes with statistics measured on `batches`. Only inference-form nodes with constant
 /// scale, bias, mean and variance are touched; the others are left alone and not counted.
-/// @throws error(errc::invalid_argument) when `batches` is empty or a batch holds one value
-///         per channel (the unbiased variance needs two); any error the executor throws.
+/// Training-mode nodes are not recalibrated, but while measuring they normalize with batch
+/// statistics, as their `Y` does. The caller's model is edited only after every batch ran;
+/// a mean or variance tensor that other nodes also read is replaced for this node only.
+/// @throws error(errc::invalid_argument) when `batches` is empty, a batch holds one value
+///         per channel (the unbiased variance needs two), `options.nodes` names a node the
+///         main graph lacks, or a statistic comes out non-finite; error(errc::unsupported)
+///         for default-domain opsets before 5; any error the executor throws.
 bn_recalibration_result recalibrate_batch_norm(ir::model& m, std::span<const runtime::tensor_map> batches,
                                                const bn_recalibration_options& options = {});
 
