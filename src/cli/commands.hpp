@@ -12,6 +12,7 @@
 #include "inferopt/ir/model.hpp"
 #include "inferopt/ir/statistics.hpp"
 #include "inferopt/runtime/compare.hpp"
+#include "inferopt/runtime/session.hpp"
 
 namespace inferopt::cli {
 
@@ -31,6 +32,12 @@ command add_bench(CLI::App& app);
 command add_compare(CLI::App& app);
 command add_plan(CLI::App& app);
 command add_sparsify(CLI::App& app);
+command add_prune(CLI::App& app);
+
+/// Calibration or validation batches from a folder: each subfolder in the ONNX test-data
+/// layout (input_0.pb, ...) is one batch; without subfolders, each .pb file is one batch for
+/// the model's first required input. Sorted by name.
+std::vector<runtime::tensor_map> batches_from_dir(const runtime::session& s, const std::filesystem::path& dir);
 
 /// Loads a model and checks its structure; errors name the file.
 ir::model load_checked(const std::filesystem::path& path);

@@ -48,29 +48,6 @@ struct quantize_options {
   int threads = 0;
 };
 
-/// Calibration or validation batches from a folder: each subfolder in the ONNX test-data
-/// layout (input_0.pb, ...) is one batch; without subfolders, each .pb file is one batch for
-/// the model's first required input. Sorted by name.
-std::vector<runtime::tensor_map> batches_from_dir(const runtime::session& s, const fs::path& dir) {
-  if (!fs::is_directory(dir)) throw error(errc::io, dir.string() + ": not a folder");
-  std::vector<fs::path> subdirs, files;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
-    if (e.is_directory()) subdirs.push_back(e.path());
-    else if (e.path().extension() == ".pb") files.push_back(e.path());
-  }
-  std::sort(subdirs.begin(), subdirs.end());
-  std::sort(files.begin(), files.end());
-  std::vector<runtime::tensor_map> batches;
-  for (const fs::path& d : subdirs) batches.push_back(runtime::inputs_from_dir(s, d.string()));
-  if (batches.empty()) {
-    auto data = std::find_if(s.inputs().begin(), s.inputs().end(), [](const runtime::io_info& i) { return !i.optional; });
-    if (data == s.inputs().end()) throw error(errc::invalid_argument, "the model has no input to feed");
-    for (const fs::path& f : files) batches.push_back({{data->name, runtime::read_tensor_file(f.string())}});
-  }
-  if (batches.empty()) throw error(errc::invalid_argument, dir.string() + ": no .pb files or test-data folders");
-  return batches;
-}
-
 quant::activation_scheme scheme_of(const std::string& s) {
   if (s == "s8") return quant::activation_scheme::int8_symmetric;
   if (s == "u8") return quant::activation_scheme::uint8_asymmetric;
@@ -227,6 +204,26 @@ int run_quantize(const quantize_options& o) {
 }
 
 }  // namespace
+
+std::vector<runtime::tensor_map> batches_from_dir(const runtime::session& s, const fs::path& dir) {
+  if (!fs::is_directory(dir)) throw error(errc::io, dir.string() + ": not a folder");
+  std::vector<fs::path> subdirs, files;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    if (e.is_directory()) subdirs.push_back(e.path());
+    else if (e.path().extension() == ".pb") files.push_back(e.path());
+  }
+  std::sort(subdirs.begin(), subdirs.end());
+  std::sort(files.begin(), files.end());
+  std::vector<runtime::tensor_map> batches;
+  for (const fs::path& d : subdirs) batches.push_back(runtime::inputs_from_dir(s, d.string()));
+  if (batches.empty()) {
+    auto data = std::find_if(s.inputs().begin(), s.inputs().end(), [](const runtime::io_info& i) { return !i.optional; });
+    if (data == s.inputs().end()) throw error(errc::invalid_argument, "the model has no input to feed");
+    for (const fs::path& f : files) batches.push_back({{data->name, runtime::read_tensor_file(f.string())}});
+  }
+  if (batches.empty()) throw error(errc::invalid_argument, dir.string() + ": no .pb files or test-data folders");
+  return batches;
+}
 
 command add_quantize(CLI::App& app) {
   auto* sub = app.add_subcommand("quantize", "Calibrate, insert INT8 QuantizeLinear/DequantizeLinear (QDQ), report SQNR");

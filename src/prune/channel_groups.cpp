@@ -55,13 +55,6 @@ struct chunk_constraint {
   const ir::node* conv = nullptr;
 };
 
-std::optional<std::vector<std::int64_t>> static_dims(const ir::value* v) {
-  if (!v || !v->type() || !v->type()->has_static_shape()) return std::nullopt;
-  std::vector<std::int64_t> out;
-  for (const ir::dim& d : *v->type()->dims) out.push_back(d.value());
-  return out;
-}
-
 std::optional<std::int64_t> rank_of(const ir::value* v) {
   if (!v || !v->type() || !v->type()->dims) return std::nullopt;
   return static_cast<std::int64_t>(v->type()->dims->size());
@@ -482,40 +475,50 @@ class analyzer {
     return out;
   }
 
+  /// Features per channel once the axes after the channel axis are folded into it.
+  static std::optional<std::int64_t> block_after(const ir::value* v, std::int64_t axis) {
+    if (!v || !v->type() || !v->type()->dims) return std::nullopt;
+    const ir::shape& s = *v->type()->dims;
+    std::int64_t block = 1;
+    for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < s.size(); ++i) {
+      if (!s[i].is_static()) return std::nullopt;
+      block *= s[i].value();
+    }
+    return block;
+  }
+
   void flatten(const ir::node& n) {
     const layout* in = layout_of(n.input(0));
     if (!in) return;
-    const auto dims = static_dims(n.input(0));
+    const auto rank = rank_of(n.input(0));
     std::int64_t axis = n.attr_int("axis", 1);
-    if (dims && axis < 0) axis += static_cast<std::int64_t>(dims->size());
-    if (!dims || axis != in->axis) return unknown(n, "a Flatten that does not start at the channel axis");
-    const std::int64_t block = std::accumulate(dims->begin() + in->axis + 1, dims->end(), std::int64_t{1},
-                                               std::multiplies<>());
-    set_layout(n.output(0), spread(*in, 1, block));
+    if (rank && axis < 0) axis += *rank;
+    const auto block = block_after(n.input(0), in->axis);
+    // Flatten keeps axes before `axis` as one: only axis 1 on channels keeps the batch apart.
+    if (!block || axis != in->axis || axis != 1) return unknown(n, "a Flatten that does not start at the channel axis");
+    set_layout(n.output(0), spread(*in, 1, *block));
   }
 
   /// Reshapes that keep the leading axes and fold the channel axis with everything after it
   /// into one ([N, C, H, W] -> [N, C*H*W]) act like Flatten; others (a channel shuffle's
-  /// [N, g, C/g, H, W]) pin.
+  /// [N, g, C/g, H, W]) pin. Leading axes must be copied (0) or equal known sizes.
   void reshape(const ir::node& n) {
     const layout* in = layout_of(n.input(0));
     if (!in) return;
-    const auto in_dims = static_dims(n.input(0));
-    const auto out_dims = static_dims(n.output(0));
     const auto target = constant_ints(ctx_, n.input(1));
-    if (!in_dims || !out_dims || !target || out_dims->size() != static_cast<std::size_t>(in->axis + 1)) {
+    const auto block = block_after(n.input(0), in->axis);
+    const auto axis = static_cast<std::size_t>(in->axis);
+    if (!target || !block || target->size() != axis + 1) {
       return unknown(n, "a Reshape that does not flatten from the channel axis");
     }
-    for (std::int64_t i = 0; i < in->axis; ++i) {
-      if ((*in_dims)[i] != (*out_dims)[i]) return unknown(n, "a Reshape that moves the channel axis");
+    for (std::size_t i = 0; i < axis; ++i) {
+      const auto size = dim_of(n.input(0), static_cast<std::int64_t>(i));
+      if ((*target)[i] != 0 && !(size && *size == (*target)[i])) return unknown(n, "a Reshape that moves the channel axis");
     }
-    const std::int64_t block = std::accumulate(in_dims->begin() + in->axis + 1, in_dims->end(), std::int64_t{1},
-                                               std::multiplies<>());
-    if ((*out_dims)[in->axis] != block * static_cast<std::int64_t>(in->ids.size())) {
-      return unknown(n, "a Reshape that splits the channel axis");
-    }
-    layout out = spread(*in, in->axis, block);
-    if (static_cast<std::size_t>(in->axis) < target->size() && (*target)[in->axis] > 0) {
+    const std::int64_t features = *block * static_cast<std::int64_t>(in->ids.size());
+    if ((*target)[axis] != -1 && (*target)[axis] != features) return unknown(n, "a Reshape that splits the channel axis");
+    layout out = spread(*in, in->axis, *block);
+    if ((*target)[axis] > 0) {
       if (!cuttable_constant(ctx_, n.input(1))) return unknown(n, "a Reshape whose shape is shared");
       add_site(cut_kind::reshape_target, n, 1, in->axis, out.ids);
     }

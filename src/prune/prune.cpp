@@ -31,6 +31,19 @@ std::vector<layer_cost> layer_costs(const ir::model& m) {
   copy.ir_version = m.ir_version;
   copy.opsets = m.opsets;
   copy.replace_graph(m.graph().clone());
+  // MACs are counted per sample: symbolic dims (a batch) count as 1, and intermediate types
+  // are inferred again from there.
+  for (ir::value* v : copy.graph().values()) {
+    if (v->origin() == ir::value_origin::node_output && !v->is_graph_output()) {
+      copy.graph().clear_value_info(v);
+    } else if (v->type() && v->type()->dims) {
+      ir::value_type t = *v->type();
+      for (ir::dim& d : *t.dims) {
+        if (!d.is_static()) d = ir::dim(std::int64_t{1});
+      }
+      v->set_type(t);
+    }
+  }
   infer_shapes(copy);
   const pass_context ctx(copy);
   std::vector<layer_cost> out;

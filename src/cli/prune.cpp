@@ -1,0 +1,196 @@
+// `inferopt prune MODEL -o OUT --ratio R [--criterion l1|l2|bn|fpgm|random] [--global]
+// [--round-to N] [--calib-dir DIR] [--explain] [--report FILE.json]`: structured channel
+// pruning with a per-layer table, and BatchNormalization recalibration when calibration data
+// is given (with the agreement of both variants with the unpruned model).
+
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "inferopt/core/atomic_file.hpp"
+#include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/serialize.hpp"
+#include "inferopt/ir/verify.hpp"
+#include "inferopt/pass/infer_shapes.hpp"
+#include "inferopt/prune/bn_recalibration.hpp"
+#include "inferopt/prune/prune.hpp"
+#include "inferopt/quant/quantization_error.hpp"
+
+namespace inferopt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct prune_cli_options {
+  std::string input;
+  std::string output;
+  double ratio = 0.3;
+  std::string criterion = "l1";
+  std::string reduction = "mean";
+  bool global = false;
+  double max_layer_ratio = 0.9;
+  std::int64_t round_to = 8;
+  std::vector<std::string> ignore;
+  bool no_default_ignores = false;
+  std::uint64_t seed = 0;
+  std::string calib_dir;
+  std::string eval_dir;
+  bool explain = false;
+  std::string report;
+};
+
+ir::model copy_of(const ir::model& m) { return ir::parse_model(ir::serialize_model(m)); }
+
+std::string ratio_text(std::int64_t after, std::int64_t before) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << (before > 0 ? static_cast<double>(after) / static_cast<double>(before) : 1.0);
+  return os.str();
+}
+
+void print_layers(const prune::prune_summary& s) {
+  std::size_t width = 4;
+  for (const auto& l : s.layers) width = std::max(width, l.before.node.size());
+  std::cout << std::left << std::setw(static_cast<int>(width + 2)) << "layer" << std::setw(20) << "op" << std::setw(14)
+            << "channels" << std::setw(24) << "params" << "MACs\n";
+  for (const auto& l : s.layers) {
+    if (l.before.params == l.after.params && l.before.macs == l.after.macs) continue;
+    std::ostringstream channels, params;
+    channels << l.before.output_channels << " -> " << l.after.output_channels;
+    params << human_count(l.before.params) << " -> " << human_count(l.after.params);
+    std::cout << std::left << std::setw(static_cast<int>(width + 2)) << l.before.node << std::setw(20) << l.before.op
+              << std::setw(14) << channels.str() << std::setw(24) << params.str() << human_count(l.before.macs) << " -> "
+              << human_count(l.after.macs) << "\n";
+  }
+}
+
+nlohmann::json to_json(const prune::layer_cost& c) {
+  return {{"params", c.params}, {"macs", c.macs}, {"output_channels", c.output_channels}};
+}
+
+/// Agreement of `candidate` with `reference` on `batches`: top-1 and the first output's SQNR.
+nlohmann::json agreement(const ir::model& reference, const ir::model& candidate,
+                         const std::vector<runtime::tensor_map>& batches) {
+  const quant::quantization_error e = quant::measure_quantization_error(reference, candidate, batches);
+  nlohmann::json out{{"top1_agreement", e.top1_agreement}, {"samples", e.samples}};
+  const std::string& first_output = reference.graph().outputs().front()->name();
+  for (const quant::tensor_sqnr& t : e.tensors) {
+    if (t.name == first_output) out["output_sqnr_db"] = std::isfinite(t.sqnr_db) ? nlohmann::json(t.sqnr_db) : nlohmann::json(nullptr);
+  }
+  return out;
+}
+
+std::string percent(double x) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << 100.0 * x << "%";
+  return os.str();
+}
+
+int run_prune(const prune_cli_options& o) {
+  std::error_code ec;
+  if (fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec)) {
+    throw error(errc::invalid_argument, o.output + ": output would overwrite the input");
+  }
+  prune::prune_options options;
+  const auto criterion = prune::parse_criterion(o.criterion);
+  if (!criterion) throw error(errc::invalid_argument, "--criterion must be l1, l2, bn, fpgm or random, not '" + o.criterion + "'");
+  const auto reduction = prune::parse_reduction(o.reduction);
+  if (!reduction) throw error(errc::invalid_argument, "--reduction must be mean, sum or max, not '" + o.reduction + "'");
+  options.importance = {*criterion, *reduction, o.seed};
+  options.selection.ratio = o.ratio;
+  options.selection.global = o.global;
+  options.selection.max_group_ratio = o.max_layer_ratio;
+  options.selection.round_to = o.round_to;
+  options.analysis.ignored_nodes = o.ignore;
+  options.analysis.ignore_defaults = !o.no_default_ignores;
+  if (!o.eval_dir.empty() && o.calib_dir.empty()) throw error(errc::invalid_argument, "--eval-dir needs --calib-dir");
+  // Fail on an unwritable output or report before spending time on the model.
+  { atomic_file probe(o.output); }
+  if (!o.report.empty()) { atomic_file probe(o.report); }
+
+  ir::model m = load_checked(o.input);
+  const ir::model original = copy_of(m);
+  if (o.explain) {
+    pass_context ctx(m);
+    infer_shapes_pass{}.run(m.graph(), ctx);
+    std::cout << prune::explain(prune::analyze_channels(m, options.analysis));
+  }
+  const prune::prune_summary s = prune::prune_model(m, options);
+  ir::verify(m.graph());
+
+  std::cout << "prune: ratio " << o.ratio << (o.global ? " (global)" : " (per group)") << ", criterion " << o.criterion
+            << ", round-to " << o.round_to << "\n";
+  print_layers(s);
+  std::cout << "groups: " << s.prunable_groups << " prunable of " << s.groups << "; channels removed " << s.removed_units
+            << " of " << s.prunable_units << " prunable\n";
+  std::cout << "params " << human_count(s.params_before) << " -> " << human_count(s.params_after) << " ("
+            << ratio_text(s.params_after, s.params_before) << "), MACs " << human_count(s.macs_before) << " -> "
+            << human_count(s.macs_after) << " (" << ratio_text(s.macs_after, s.macs_before) << ")\n";
+
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : s.layers) {
+    layers.push_back({{"node", l.before.node}, {"op", l.before.op}, {"before", to_json(l.before)}, {"after", to_json(l.after)}});
+  }
+  nlohmann::json report{{"model", o.input},
+                        {"output", o.output},
+                        {"ratio", o.ratio},
+                        {"criterion", o.criterion},
+                        {"reduction", o.reduction},
+                        {"global", o.global},
+                        {"round_to", o.round_to},
+                        {"groups", s.groups},
+                        {"prunable_groups", s.prunable_groups},
+                        {"prunable_channels", s.prunable_units},
+                        {"removed_channels", s.removed_units},
+                        {"cut_sites", s.applied.cut_sites},
+                        {"params", {{"before", s.params_before}, {"after", s.params_after}}},
+                        {"macs", {{"before", s.macs_before}, {"after", s.macs_after}}},
+                        {"layers", layers}};
+
+  if (!o.calib_dir.empty()) {
+    runtime::session probe(original, {.threads = 1});
+    const std::vector<runtime::tensor_map> calibration = batches_from_dir(probe, o.calib_dir);
+    const std::vector<runtime::tensor_map> evaluation =
+        o.eval_dir.empty() ? calibration : batches_from_dir(probe, o.eval_dir);
+    const nlohmann::json without = agreement(original, m, evaluation);
+    const prune::bn_recalibration_result r = prune::recalibrate_batch_norm(m, calibration);
+    const nlohmann::json with = agreement(original, m, evaluation);
+    std::cout << "BatchNormalization recalibration: " << r.layers << " layer(s) from " << r.batches << " batch(es)\n";
+    std::cout << "top-1 agreement with the unpruned model on the " << (o.eval_dir.empty() ? "calibration" : "evaluation")
+              << " batches: " << percent(without["top1_agreement"]) << " without recalibration, "
+              << percent(with["top1_agreement"]) << " with\n";
+    report["bn_recalibration"] = {{"layers", r.layers}, {"batches", r.batches}, {"without", without}, {"with", with}};
+  }
+  if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
+  ir::save_model(m, o.output);
+  std::cout << "wrote " << o.output << " (" << human_bytes(static_cast<std::int64_t>(fs::file_size(o.output))) << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+command add_prune(CLI::App& app) {
+  auto* sub = app.add_subcommand("prune", "Remove whole channels (structured pruning; changes numbers)");
+  auto o = std::make_shared<prune_cli_options>();
+  sub->add_option("model", o->input, "Input ONNX model")->required();
+  sub->add_option("-o,--output", o->output, "Output ONNX model")->required();
+  sub->add_option("--ratio", o->ratio, "Share of channels to remove, in [0, 1) (default 0.3)");
+  sub->add_option("--criterion", o->criterion, "Importance: l1, l2, bn (|gamma|), fpgm or random (default l1)");
+  sub->add_option("--reduction", o->reduction, "How coupled channels' scores combine: mean, sum or max (default mean)");
+  sub->add_flag("--global", o->global, "Rank channels across all layers instead of the same ratio per layer");
+  sub->add_option("--max-layer-ratio", o->max_layer_ratio, "With --global: most any layer may lose (default 0.9)");
+  sub->add_option("--round-to", o->round_to, "Kept channel counts stay multiples of this (default 8)");
+  sub->add_option("--ignore", o->ignore, "A node whose output channels must stay (repeatable)");
+  sub->add_flag("--no-default-ignores", o->no_default_ignores, "Also prune the first conv and the last layer");
+  sub->add_option("--seed", o->seed, "Seed of --criterion random (default 0)");
+  sub->add_option("--calib-dir", o->calib_dir,
+                  "Calibration batches (test-data subfolders or one .pb per batch): recalibrate BatchNormalization");
+  sub->add_option("--eval-dir", o->eval_dir, "Batches to measure agreement on (default: the calibration batches)");
+  sub->add_flag("--explain", o->explain, "Print every channel group: sources, cut sites, why pinned");
+  sub->add_option("--report", o->report, "Write a JSON report (per layer params/MACs before and after, agreement)");
+  return {sub, [o] { return run_prune(*o); }};
+}
+
+}  // namespace inferopt::cli
