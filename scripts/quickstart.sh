@@ -41,4 +41,11 @@ echo
 echo "== inferopt fp16: float16 weights and compute, float32 inputs/outputs =="
 build/bin/inferopt fp16 "$out/default_cnn.onnx" -o "$out/default_cnn.fp16.onnx"
 echo
-echo "reports: $out/report.json $out/quant_report.json"
+echo "== inferopt prune: 30% of the channels (residual Add and Flatten->Gemm coupling respected) =="
+build/bin/inferopt prune "$out/default_cnn.onnx" -o "$out/default_cnn.pruned.onnx" --ratio 0.3
+echo
+echo "== inferopt prune on a trained digits CNN, BatchNormalization recalibrated on 4 training batches =="
+build/bin/inferopt prune tests/data/digits/digits_cnn.onnx -o "$out/digits_cnn.pruned.onnx" --ratio 0.3 --round-to 1 \
+  --calib-dir tests/data/digits/calib --report "$out/prune_report.json"
+echo
+echo "reports: $out/report.json $out/quant_report.json $out/prune_report.json"
