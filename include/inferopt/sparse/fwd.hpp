@@ -13,4 +13,13 @@ struct kernel_status;
 struct bsr_gemm_args;
 struct cpu_context;
 
+namespace cuda {  // CUDA builds only (INFEROPT_SPARSE_CUDA)
+struct device_bsr_view;
+class device_bsr_matrix;
+struct bsr_gemm_args;
+struct break_even_table;
+struct gemm_call_args;
+class gemm_dispatcher;
+}  // namespace cuda
+
 }  // namespace inferopt::sparse
