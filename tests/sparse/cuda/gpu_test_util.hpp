@@ -27,6 +27,7 @@
 #include "inferopt/sparse/bsr_matrix.hpp"
 #include "inferopt/sparse/cuda/bsr_gemm.hpp"
 #include "inferopt/sparse/cuda/detail/device_buffer.hpp"
+#include "support/random_values.hpp"
 
 namespace sparse_gpu_test {
 
@@ -117,10 +118,10 @@ class device_bytes {
   spc::detail::device_buffer buffer_;
 };
 
-inline std::vector<float> random_values(std::size_t count, std::mt19937& rng, spc::dtype type) {
-  std::uniform_real_distribution<float> value(-1.0F, 1.0F);
-  std::vector<float> out(count);
-  for (float& v : out) v = round_to(type, value(rng));
+// `count` values uniform in [-1, 1] from the tests' shared seeded helper, rounded to `type`.
+inline std::vector<float> random_values(std::size_t count, std::uint32_t seed, spc::dtype type) {
+  std::vector<float> out = inferopt::test::random_values(count, seed);
+  for (float& v : out) v = round_to(type, v);
   return out;
 }
 
@@ -149,21 +150,23 @@ struct instance {
   std::vector<float> bias;  // n values when bias_relu, else empty
 };
 
+// X, W, the bias and the block coins each come from their own seed derived from `seed`.
 inline instance make_instance(const problem& p, unsigned seed) {
-  std::mt19937 rng(seed);
+  const std::uint32_t base = 4U * seed;
   instance in;
   in.ldx = (p.k + 8) / 8 * 8 + 8;  // always some padding, poisoned with NaN
   in.ldy = p.n + 3;
-  in.x = random_values(static_cast<std::size_t>(p.m * in.ldx), rng, p.type);
+  in.x = random_values(static_cast<std::size_t>(p.m * in.ldx), base, p.type);
   for (std::int64_t i = 0; i < p.m; ++i) {
     for (std::int64_t j = p.k; j < in.ldx; ++j) in.x[static_cast<std::size_t>(i * in.ldx + j)] = std::nanf("");
   }
   const std::int64_t rows = p.trans_w ? p.n : p.k;
   const std::int64_t cols = p.trans_w ? p.k : p.n;
-  auto dense = random_values(static_cast<std::size_t>(rows * cols), rng, p.type);
+  auto dense = random_values(static_cast<std::size_t>(rows * cols), base + 1, p.type);
   const std::int64_t block_rows = (rows + p.block.rows - 1) / p.block.rows;
   const std::int64_t block_cols = (cols + p.block.cols - 1) / p.block.cols;
   const std::int64_t out_blocks = p.trans_w ? block_rows : block_cols;
+  std::mt19937 rng(base + 2);
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   for (std::int64_t bi = 0; bi < block_rows; ++bi) {
     for (std::int64_t bj = 0; bj < block_cols; ++bj) {
@@ -181,7 +184,7 @@ inline instance make_instance(const problem& p, unsigned seed) {
     }
   }
   in.w = sp::bsr_matrix<float>::from_dense(dense, rows, cols, p.block);
-  if (p.bias_relu) in.bias = random_values(static_cast<std::size_t>(p.n), rng, spc::dtype::f32);
+  if (p.bias_relu) in.bias = random_values(static_cast<std::size_t>(p.n), base + 3, spc::dtype::f32);
   return in;
 }
 
