@@ -18,6 +18,13 @@
 // iterations. Inputs stay in device memory and in L2 as far as it holds them (X is 32 MiB, as is
 // the dense W), the same for all three.
 //
+// After the benchmarks it prints, per block size, the break-even sparsity these runs imply
+// against cuBLAS: the lowest measured sparsity from which the kernel wins at every higher one,
+// interpolated linearly in the speedup towards the measured sparsity below it and rounded up to
+// a percent, as values for cuda::break_even_table's f16/bf16 entries. They hold for this shape
+// (m = k = n = 4096) and fp16; the table's defaults are unmeasured guesses until a GPU run
+// replaces them with these.
+//
 // Without a CUDA device the program prints a line and exits with 0.
 
 #include <benchmark/benchmark.h>
@@ -31,12 +38,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "inferopt/memory/cuda/device.hpp"
@@ -67,6 +78,17 @@ std::vector<__half> to_half(const std::vector<float>& v) {
   std::vector<__half> out(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) out[i] = __float2half_rn(v[i]);
   return out;
+}
+
+// Candidate and cuBLAS milliseconds per (block, sparsity in percent), summed over every run of
+// a case (repetitions included), for the break-even report at the end.
+struct timed {
+  double ours_ms = 0.0;
+  double cublas_ms = 0.0;
+};
+std::map<std::pair<int, int>, timed>& measured() {
+  static std::map<std::pair<int, int>, timed> results;
+  return results;
 }
 
 // Device memory from one device_resource, filled from the host or left as it comes.
@@ -417,6 +439,9 @@ void bsr_gpu::time(benchmark::State& state) {
     cusparse_ms += elapsed[2];
     state.SetIterationTime(elapsed[0] / 1e3);
   }
+  timed& sums = measured()[{static_cast<int>(state.range(0)), static_cast<int>(state.range(1))}];
+  sums.ours_ms += ours_ms;
+  sums.cublas_ms += cublas_ms;
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
   const auto iters = static_cast<double>(state.iterations());
   state.counters["density"] = density_;
@@ -443,6 +468,52 @@ BENCHMARK_REGISTER_F(bsr_gpu, BM_bsr_gemm_cuda_f16)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
+// Per block size, where the kernel starts to beat cuBLAS in this run (see the top of the file).
+// Prints nothing for a block size without measurements (filtered out, or skipped with an error).
+void print_break_even() {
+  std::map<int, std::vector<std::pair<double, double>>> by_block;  // block -> (sparsity, speedup)
+  for (const auto& [key, t] : measured()) {
+    if (t.ours_ms > 0.0) by_block[key.first].emplace_back(key.second / 100.0, t.cublas_ms / t.ours_ms);
+  }
+  if (by_block.empty()) return;
+  std::cout << "\nbreak-even vs cublasGemmEx (fp16 in, fp32 out, m = k = n = 4096), measured in this run:\n";
+  std::cout << std::fixed;
+  std::string table;
+  for (const auto& [block, points] : by_block) {  // points sorted by sparsity (map order)
+    std::cout << "  " << block << "x" << block << ":";
+    for (const auto& [sparsity, speedup] : points) {
+      std::cout << " " << std::setprecision(0) << sparsity * 100.0 << "% " << std::setprecision(2) << speedup << "x";
+    }
+    // The first point from which every higher measured sparsity wins.
+    std::size_t first_win = points.size();
+    while (first_win > 0 && points[first_win - 1].second >= 1.0) --first_win;
+    std::ostringstream value;
+    value << std::setprecision(2) << std::fixed;
+    if (first_win == points.size()) {
+      std::cout << " -> slower than cuBLAS up to " << std::setprecision(0) << points.back().first * 100.0
+                << "%: break-even above that (not measured); keep the threshold above "
+                << std::setprecision(2) << points.back().first << "\n";
+      continue;
+    }
+    double at = points[first_win].first;
+    if (first_win == 0) {
+      std::cout << " -> faster from the lowest sparsity measured: break-even at or below " << std::setprecision(0)
+                << at * 100.0 << "% (lower not measured)";
+    } else {
+      const auto [s0, a] = points[first_win - 1];
+      const auto [s1, b] = points[first_win];
+      at = s0 + (1.0 - a) / (b - a) * (s1 - s0);
+      std::cout << " -> break-even between " << std::setprecision(0) << s0 * 100.0 << "% and " << s1 * 100.0
+                << "%, about " << std::setprecision(1) << at * 100.0 << "% (linear in the speedup)";
+    }
+    std::cout << "\n";
+    value << std::ceil(at * 100.0) / 100.0;  // rounded up: at the threshold the kernel does not lose
+    table += (table.empty() ? "" : ", ") + std::string(".half_block") + std::to_string(block) + " = " + value.str();
+  }
+  if (!table.empty()) std::cout << "  for cuda::break_even_table: {" << table << "}\n";
+  std::cout.flush();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -455,6 +526,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp properties{};
   if (cudaGetDeviceProperties(&properties, 0) == cudaSuccess) benchmark::AddCustomContext("gpu", properties.name);
   benchmark::RunSpecifiedBenchmarks();
+  print_break_even();
   benchmark::Shutdown();
   return 0;
 }

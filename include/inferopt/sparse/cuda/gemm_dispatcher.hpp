@@ -20,17 +20,21 @@ namespace inferopt::sparse::cuda {
 /// The block sparsity (fraction of W's block grid not stored) from which the block-sparse
 /// kernel is chosen over cuBLAS dense, per element type and block shape.
 ///
-/// The defaults are conservative guesses, not measurements: they come from a roofline argument
-/// (the sparse kernel computes one block row of outputs per thread block, so it re-reads X
-/// from L2 once per block row and runs wmma from shared memory, while cuBLAS runs close to
-/// the tensor cores' peak) and lean towards cuBLAS. Replace them with the break-even points
-/// that sparse_gpu_bench measures on the target GPU (benchmarks/gpu_check.sh, docs/BENCHMARKS.md).
+/// The defaults are unmeasured: guesses from a roofline argument (the sparse kernel computes one
+/// block row of outputs per thread block, so it re-reads X from L2 once per block row and runs
+/// wmma from shared memory, while cuBLAS runs close to the tensor cores' peak) that lean
+/// towards cuBLAS. No GPU has run either path yet. sparse_gpu_bench (run by
+/// benchmarks/gpu_check.sh) ends with the break-even sparsities it measured for the f16 entries
+/// (fp16, m = k = n = 4096, against cublasGemmEx), printed as values for this table; bf16 is
+/// assumed to break even where fp16 does, and no benchmark measures the f32 entries yet. The
+/// choice is made once per weight, without the call's m: a break-even point measured at
+/// m = 4096 may not hold for a few rows.
 struct break_even_table {
-  double half_block16 = 0.90;  ///< f16/bf16, 16x16 blocks
-  double half_block32 = 0.80;  ///< f16/bf16, 32x32 blocks
-  double half_block64 = 0.75;  ///< f16/bf16, 64x64 blocks
-  double f32_wide = 0.80;      ///< f32, blocks at least 16 outputs wide (vs fp32 SGEMM, no TF32)
-  double f32_narrow = 0.95;    ///< f32, narrower blocks (the kernel leaves most threads idle)
+  double half_block16 = 0.90;  ///< f16/bf16, 16x16 blocks (unmeasured)
+  double half_block32 = 0.80;  ///< f16/bf16, 32x32 blocks (unmeasured)
+  double half_block64 = 0.75;  ///< f16/bf16, 64x64 blocks (unmeasured)
+  double f32_wide = 0.80;      ///< f32, blocks at least 16 outputs wide, vs fp32 SGEMM without TF32 (unmeasured)
+  double f32_narrow = 0.95;    ///< f32, narrower blocks: the kernel leaves most threads idle (unmeasured)
 
   /// The threshold for inputs of `type` and blocks of S = op(W)^T that are `width` outputs
   /// by `depth` reduction steps; +infinity (never sparse) for shapes the tensor-core kernel
