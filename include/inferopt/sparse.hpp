@@ -2,7 +2,8 @@
 /// The sparse module: the block-sparse (BSR) matrix, magnitude block pruning, the block-sparse
 /// GEMM kernels, the layout of the `inferopt.BlockSparseMatMul` op and the speedup model. It
 /// needs nothing of the IR or ONNX. The graph pass that emits the op, `sparsify-blocks`, needs
-/// the IR and has its own header, inferopt/sparse/sparsify_blocks.hpp (ONNX builds only).
+/// the IR and has its own header, inferopt/sparse/sparsify_blocks.hpp (ONNX builds only). The
+/// CUDA kernels (sparse/cuda/) are included separately, and only in CUDA builds.
 
 #include "inferopt/sparse/block_prune.hpp"
 #include "inferopt/sparse/block_sparse_matmul_op.hpp"

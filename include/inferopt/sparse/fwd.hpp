@@ -17,4 +17,13 @@ struct sparsify_options;
 struct sparsify_candidate;
 class sparsify_blocks;
 
+namespace cuda {  // CUDA builds only (INFEROPT_SPARSE_CUDA)
+struct device_bsr_view;
+class device_bsr_matrix;
+struct bsr_gemm_args;
+struct break_even_table;
+struct gemm_call_args;
+class gemm_dispatcher;
+}  // namespace cuda
+
 }  // namespace inferopt::sparse
