@@ -32,26 +32,61 @@ bool cpu_has_avx2() noexcept {
 #endif
 }
 
+// What the AVX-512 build is compiled for (F, DQ, BW, VL, and FMA); libgcc's check includes the
+// operating system's support for the zmm state.
+bool cpu_has_avx512() noexcept {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+using pack_fn = void (*)(const detail::pack_problem&, std::int64_t, std::int64_t) noexcept;
+using compute_fn = void (*)(const detail::bsr_problem&, std::int64_t, std::int64_t) noexcept;
+
+// One instruction-set build: its panel width (which the workspace and packing depend on) and
+// its two entry points.
+struct build {
+  std::int64_t panel_rows;
+  pack_fn pack;
+  compute_fn compute;
+};
+
+// The build that runs for `isa` on this CPU (an unavailable one is refused by can_implement).
+build build_for(cpu_isa isa) noexcept {
+  switch (resolve(isa)) {
+    case cpu_isa::avx512:
+      return {detail::isa_avx512::panel_rows, detail::isa_avx512::pack, detail::isa_avx512::compute};
+    case cpu_isa::avx2:
+      return {detail::isa_avx2::panel_rows, detail::isa_avx2::pack, detail::isa_avx2::compute};
+    default:
+      return {detail::isa_portable::panel_rows, detail::isa_portable::pack, detail::isa_portable::compute};
+  }
+}
+
 // The geometry of the transposed problem (see bsr_gemm_isa.hpp).
 struct geometry {
   std::int64_t width = 0;        // outputs per output block
   std::int64_t depth = 0;        // reduction steps per block
   std::int64_t out_blocks = 0;   // output blocks
   std::int64_t k_pad = 0;        // k rounded up to whole blocks
-  std::int64_t panels = 0;       // panels of 24 rows of X
+  std::int64_t panels = 0;       // panels of panel_rows rows of X
   std::size_t xt_bytes = 0;      // the packed panels
   std::size_t index_bytes = 0;   // one array of the block-column index (trans_w == false)
   std::size_t ptr_bytes = 0;
 };
 
-geometry geometry_of(const bsr_gemm_args& a) noexcept {
+geometry geometry_of(const bsr_gemm_args& a, std::int64_t panel_rows) noexcept {
   geometry g;
   g.width = a.trans_w ? a.w.block.rows : a.w.block.cols;
   g.depth = a.trans_w ? a.w.block.cols : a.w.block.rows;
   g.out_blocks = a.trans_w ? a.w.block_rows() : a.w.block_cols();
   g.k_pad = (a.trans_w ? a.w.block_cols() : a.w.block_rows()) * g.depth;
-  g.panels = (a.m + detail::panel_rows - 1) / detail::panel_rows;
-  g.xt_bytes = align_up(static_cast<std::size_t>(g.panels * g.k_pad * detail::panel_rows) * sizeof(float));
+  g.panels = (a.m + panel_rows - 1) / panel_rows;
+  g.xt_bytes = align_up(static_cast<std::size_t>(g.panels * g.k_pad * panel_rows) * sizeof(float));
   if (!a.trans_w) {
     g.ptr_bytes = align_up(static_cast<std::size_t>(g.out_blocks + 1) * sizeof(std::int32_t));
     g.index_bytes = align_up(static_cast<std::size_t>(a.w.nnz_blocks) * sizeof(std::int32_t));
@@ -68,9 +103,6 @@ bool overlaps(const void* a, std::int64_t a_rows, std::int64_t lda, std::int64_t
   const auto* b1 = b0 + b_elems * static_cast<std::int64_t>(sizeof(float));
   return std::less<>{}(a0, b1) && std::less<>{}(b0, a1);
 }
-
-using pack_fn = void (*)(const detail::pack_problem&, std::int64_t, std::int64_t) noexcept;
-using compute_fn = void (*)(const detail::bsr_problem&, std::int64_t, std::int64_t) noexcept;
 
 // Output blocks [split(t), split(t + 1)) go to thread t of `threads`: contiguous ranges
 // with about the same number of stored blocks, plus one per output block for its stores.
@@ -90,13 +122,18 @@ std::int64_t split(const std::int32_t* ptr, std::int64_t out_blocks, int t, int 
 }  // namespace
 
 bool is_available(cpu_isa isa) noexcept {
-  if (isa != cpu_isa::avx2) return true;
   static const bool avx2 = detail::isa_avx2::available() && cpu_has_avx2();
-  return avx2;
+  static const bool avx512 = detail::isa_avx512::available() && cpu_has_avx512();
+  switch (isa) {
+    case cpu_isa::avx2: return avx2;
+    case cpu_isa::avx512: return avx512;
+    default: return true;
+  }
 }
 
 cpu_isa resolve(cpu_isa isa) noexcept {
   if (isa != cpu_isa::automatic) return isa;
+  if (is_available(cpu_isa::avx512)) return cpu_isa::avx512;
   return is_available(cpu_isa::avx2) ? cpu_isa::avx2 : cpu_isa::portable;
 }
 
@@ -105,6 +142,7 @@ const char* to_string(cpu_isa isa) noexcept {
     case cpu_isa::automatic: return "automatic";
     case cpu_isa::portable: return "portable";
     case cpu_isa::avx2: return "avx2";
+    case cpu_isa::avx512: return "avx512";
   }
   return "automatic";
 }
@@ -126,6 +164,10 @@ kernel_status can_implement(const bsr_gemm_args& a, const cpu_context& ctx) noex
     if (ctx.isa == cpu_isa::avx2 && !is_available(cpu_isa::avx2)) {
       return {detail::isa_avx2::available() ? "avx2: this cpu lacks avx2 or fma" : "avx2: not in this build"};
     }
+    if (ctx.isa == cpu_isa::avx512 && !is_available(cpu_isa::avx512)) {
+      return {detail::isa_avx512::available() ? "avx512: this cpu lacks avx512f, dq, bw, vl or fma"
+                                              : "avx512: not in this build"};
+    }
     if (a.m == 0 || n == 0) return {};
     if (a.y == nullptr) return {"y is null"};
     if (a.ldy < n) return {"ldy " + std::to_string(a.ldy) + " is less than n " + std::to_string(n)};
@@ -144,16 +186,17 @@ kernel_status can_implement(const bsr_gemm_args& a, const cpu_context& ctx) noex
   }
 }
 
-std::size_t workspace_bytes(const bsr_gemm_args& a, const cpu_context&) noexcept {
+std::size_t workspace_bytes(const bsr_gemm_args& a, const cpu_context& ctx) noexcept {
   if (a.m <= 0 || a.n() <= 0) return 0;
-  const geometry g = geometry_of(a);
+  const geometry g = geometry_of(a, build_for(ctx.isa).panel_rows);
   return alignment + g.xt_bytes + g.ptr_bytes + 2 * g.index_bytes;
 }
 
 void run(const bsr_gemm_args& a, std::span<std::byte> workspace, const cpu_context& ctx) noexcept {
   const std::int64_t n = a.n();
   if (a.m <= 0 || n <= 0) return;
-  const geometry g = geometry_of(a);
+  const build chosen = build_for(ctx.isa);
+  const geometry g = geometry_of(a, chosen.panel_rows);
 
   // Carve the workspace: packed X^T first, then the block-column index of W.
   std::byte* base = workspace.data();
@@ -203,9 +246,8 @@ void run(const bsr_gemm_args& a, std::span<std::byte> workspace, const cpu_conte
   }
   const detail::pack_problem pk{a.x, a.ldx, a.m, a.k(), g.k_pad, xt};
 
-  const bool avx2 = resolve(ctx.isa) == cpu_isa::avx2;
-  const pack_fn pack = avx2 ? detail::isa_avx2::pack : detail::isa_portable::pack;
-  const compute_fn compute = avx2 ? detail::isa_avx2::compute : detail::isa_portable::compute;
+  const pack_fn pack = chosen.pack;
+  const compute_fn compute = chosen.compute;
 
   int threads = 1;
 #ifdef _OPENMP

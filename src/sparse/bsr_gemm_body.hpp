@@ -1,20 +1,24 @@
 // The body of the CPU block-sparse GEMM, compiled once per instruction set by
-// bsr_gemm_{portable,avx2}.cpp. Include it only from those files, after defining
-// INFEROPT_SPARSE_ISA (the namespace of the build) and, in an anonymous namespace of that
-// namespace, a struct `ops` with the vector type and operations:
-//   vec; zero(); load(p); broadcast(p); fma(a, b, acc) = a * b + acc; relu(v); store(p, v);
-//   store_tile(acc[4][3], y, ldy): y[r * ldy + i] = lane r % 8 of acc[i][r / 8];
+// bsr_gemm_{portable,avx2,avx512}.cpp. Include it only from those files, after defining
+// INFEROPT_SPARSE_ISA (the namespace of the build, which declares panel_rows and
+// tile_outputs in bsr_gemm_isa.hpp) and, in an anonymous namespace of that namespace, a
+// struct `ops` with the vector type and operations:
+//   vec; lanes (floats per vec); zero(); load(p); broadcast(p); fma(a, b, acc) = a * b + acc;
+//   relu(v); store(p, v);
+//   store_columns4(a, b, c, d, y, ldy): y[r * ldy + 0 .. 3] = lane r of a, b, c, d, r < lanes;
 //   transpose_8x8(src, lds, dst, ldd): dst[c * ldd + r] = src[r * lds + c] for r, c < 8.
 // Everything here has internal linkage, and no standard-library template is used: the linker
-// must never merge an AVX2 instantiation into the portable build (or the other way round).
+// must never merge an AVX2 or AVX-512 instantiation into the portable build (or the other way
+// round).
 //
 // Why the transposed problem (Y^T = S X^T, S = op(W)^T) and this register tile:
-// - Vectorizing over rows of X (24 at a time) instead of over outputs makes every block shape
-//   equally efficient: a 4x4 block would fill only half a vector in the output direction,
-//   while m is large in every product we care about (128 tokens and more).
-// - A tile of 4 outputs x 24 rows keeps 12 accumulators, three X^T vectors and one broadcast
-//   weight in the 16 AVX2 registers; each reduction step is 3 loads + 4 broadcasts for 12
-//   FMAs, so the FMA units, not the loads, set the pace. 4 divides every common block size.
+// - Vectorizing over rows of X (panel_rows at a time) instead of over outputs makes every block
+//   shape equally efficient: a 4x4 block would fill only part of a vector in the output
+//   direction, while m is large in every product we care about (128 tokens and more).
+// - A tile of tile_outputs outputs x panel_rows rows keeps its accumulators, the X^T vectors
+//   of one reduction step and a broadcast weight in registers; each step is panel_rows / lanes
+//   loads + tile_outputs broadcasts for their product of FMAs, so the FMA units, not the
+//   loads, set the pace. 4 divides every common block size.
 // - Each tile accumulates over all the stored blocks of its output block before it is written,
 //   so Y is written once, with bias and activation applied in registers. Threads own whole
 //   output blocks (disjoint columns of Y): no atomics, no reduction, no barrier after packing.
@@ -22,7 +26,7 @@
 //   partial sums over all of Y's columns and force a read-modify-write of Y per block; the
 //   block-column index that avoids it costs O(blocks) per call.
 // - X^T is packed once per call (O(m k), against O(m k n (1 - sparsity)) multiply-adds), into
-//   panels 24 rows wide and zero-padded to whole blocks, so edge blocks need no masking.
+//   panels panel_rows wide and zero-padded to whole blocks, so edge blocks need no masking.
 
 #include <cstdint>
 
@@ -33,10 +37,28 @@ namespace inferopt::sparse::detail::INFEROPT_SPARSE_ISA {
 namespace {
 
 using vec = ops::vec;
-constexpr int vectors = static_cast<int>(panel_rows / 8);
+constexpr int vectors = static_cast<int>(panel_rows / ops::lanes);
+static_assert(panel_rows % ops::lanes == 0 && panel_rows % 8 == 0, "a panel is whole vectors and 8x8 tiles");
 
 std::int64_t smaller(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
 std::int64_t larger(std::int64_t a, std::int64_t b) { return a > b ? a : b; }
+
+// unroll<N>(f) calls f(index<0>{}), ..., f(index<N - 1>{}). The register tile indexes its
+// accumulator array only with these compile-time indices: GCC keeps an array in memory (a
+// store per multiply-add, which halved the speed) as soon as a loop indexes it before being
+// unrolled, but gives each element its own register when every index is a constant.
+template <int I>
+struct index {
+  static constexpr int value = I;
+};
+
+template <int N, int I = 0, class F>
+[[gnu::always_inline]] inline void unroll(const F& f) {
+  if constexpr (I < N) {
+    f(index<I>{});
+    unroll<N, I + 1>(f);
+  }
+}
 
 // A block shape known at compile time (the specialized micro-kernels) ...
 template <std::int64_t Depth, std::int64_t OutStride, std::int64_t KStride>
@@ -54,67 +76,19 @@ struct dynamic_shape {
   [[nodiscard]] std::int64_t k_stride() const { return k_stride_; }
 };
 
-// Outputs n0 .. n0 + Rows - 1 (the `first`-th output of block b onwards) for rows m0 .. m0 + 23
-// of Y: the reduction over every stored block of output block b, then bias, activation, store.
-// Used for the last 1 to 3 outputs of a block whose width is not a multiple of 4; `tile4`
-// below is the same for four outputs.
-template <int Rows, class Shape>
+// Outputs n0 .. n0 + Outputs - 1 (the `first`-th output of block b onwards) for rows
+// m0 .. m0 + panel_rows - 1 of Y: the reduction over every stored block of output block b,
+// then bias, activation, store. Outputs is tile_outputs except for the last outputs of a block
+// whose width is not a multiple of it.
+template <int Outputs, class Shape>
 void tile(const bsr_problem& p, const Shape& s, std::int64_t b, std::int64_t first, const float* panel,
           std::int64_t m0) noexcept {
   const std::int64_t n0 = b * p.width + first;
-  vec acc[Rows][vectors];
-  for (int i = 0; i < Rows; ++i) {
-    const vec init = p.bias != nullptr ? ops::broadcast(p.bias + n0 + i) : ops::zero();
-    for (int j = 0; j < vectors; ++j) acc[i][j] = init;
-  }
-  const std::int64_t block_size = p.width * p.depth;
-  const float* weights = p.values + first * s.out_stride();
-  for (std::int32_t e = p.ptr[b]; e < p.ptr[b + 1]; ++e) {
-    const float* x = panel + std::int64_t{p.kblock[e]} * s.depth() * panel_rows;
-    const float* w = weights + (p.block != nullptr ? std::int64_t{p.block[e]} : std::int64_t{e}) * block_size;
-    for (std::int64_t k = 0; k < s.depth(); ++k) {
-      const vec x0 = ops::load(x + k * panel_rows);
-      const vec x1 = ops::load(x + k * panel_rows + 8);
-      const vec x2 = ops::load(x + k * panel_rows + 16);
-#pragma GCC unroll 4
-      for (int i = 0; i < Rows; ++i) {
-        const vec wi = ops::broadcast(w + i * s.out_stride() + k * s.k_stride());
-        acc[i][0] = ops::fma(wi, x0, acc[i][0]);
-        acc[i][1] = ops::fma(wi, x1, acc[i][1]);
-        acc[i][2] = ops::fma(wi, x2, acc[i][2]);
-      }
-    }
-  }
-  if (p.act == activation::relu) {
-    for (int i = 0; i < Rows; ++i) {
-      for (int j = 0; j < vectors; ++j) acc[i][j] = ops::relu(acc[i][j]);
-    }
-  }
-  // The last panel (rows past m) and the last outputs of a block: through a buffer.
-  alignas(32) float buffer[Rows][panel_rows];
-  for (int i = 0; i < Rows; ++i) {
-    for (int j = 0; j < vectors; ++j) ops::store(buffer[i] + 8 * j, acc[i][j]);
-  }
-  const std::int64_t rows = smaller(panel_rows, p.m - m0);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    float* y = p.y + (m0 + r) * p.ldy + n0;
-    for (int i = 0; i < Rows; ++i) y[i] = buffer[i][r];
-  }
-}
-
-// The hot case of `tile`: four outputs of a whole panel. Written with twelve named
-// accumulators because GCC keeps an accumulator array in memory (three stores per step,
-// which halved the speed) as soon as any loop indexes it before being unrolled.
-template <class Shape>
-void tile4(const bsr_problem& p, const Shape& s, std::int64_t b, std::int64_t first, const float* panel,
-           std::int64_t m0) noexcept {
-  const std::int64_t n0 = b * p.width + first;
-  const bool bias = p.bias != nullptr;
-  vec a00 = bias ? ops::broadcast(p.bias + n0) : ops::zero();
-  vec a10 = bias ? ops::broadcast(p.bias + n0 + 1) : ops::zero();
-  vec a20 = bias ? ops::broadcast(p.bias + n0 + 2) : ops::zero();
-  vec a30 = bias ? ops::broadcast(p.bias + n0 + 3) : ops::zero();
-  vec a01 = a00, a02 = a00, a11 = a10, a12 = a10, a21 = a20, a22 = a20, a31 = a30, a32 = a30;
+  vec acc[Outputs][vectors];
+  unroll<Outputs>([&](auto i) {
+    const vec init = p.bias != nullptr ? ops::broadcast(p.bias + n0 + i.value) : ops::zero();
+    unroll<vectors>([&](auto j) { acc[i.value][j.value] = init; });
+  });
   const std::int64_t block_size = p.width * p.depth;
   const float* weights = p.values + first * s.out_stride();
   const std::int64_t os = s.out_stride();
@@ -124,45 +98,50 @@ void tile4(const bsr_problem& p, const Shape& s, std::int64_t b, std::int64_t fi
     for (std::int64_t k = 0; k < s.depth(); ++k) {
       const float* xk = x + k * panel_rows;
       const float* wk = w + k * s.k_stride();
-      const vec x0 = ops::load(xk);
-      const vec x1 = ops::load(xk + 8);
-      const vec x2 = ops::load(xk + 16);
-      vec wi = ops::broadcast(wk);
-      a00 = ops::fma(wi, x0, a00);
-      a01 = ops::fma(wi, x1, a01);
-      a02 = ops::fma(wi, x2, a02);
-      wi = ops::broadcast(wk + os);
-      a10 = ops::fma(wi, x0, a10);
-      a11 = ops::fma(wi, x1, a11);
-      a12 = ops::fma(wi, x2, a12);
-      wi = ops::broadcast(wk + 2 * os);
-      a20 = ops::fma(wi, x0, a20);
-      a21 = ops::fma(wi, x1, a21);
-      a22 = ops::fma(wi, x2, a22);
-      wi = ops::broadcast(wk + 3 * os);
-      a30 = ops::fma(wi, x0, a30);
-      a31 = ops::fma(wi, x1, a31);
-      a32 = ops::fma(wi, x2, a32);
+      vec xv[vectors];
+      unroll<vectors>([&](auto j) { xv[j.value] = ops::load(xk + j.value * ops::lanes); });
+      unroll<Outputs>([&](auto i) {
+        const vec wi = ops::broadcast(wk + i.value * os);
+        unroll<vectors>([&](auto j) { acc[i.value][j.value] = ops::fma(wi, xv[j.value], acc[i.value][j.value]); });
+      });
     }
   }
-  vec out[tile_outputs][vectors] = {{a00, a01, a02}, {a10, a11, a12}, {a20, a21, a22}, {a30, a31, a32}};
   if (p.act == activation::relu) {
-    for (auto& row : out) {
-      for (vec& v : row) v = ops::relu(v);
+    unroll<Outputs>([&](auto i) {
+      unroll<vectors>([&](auto j) { acc[i.value][j.value] = ops::relu(acc[i.value][j.value]); });
+    });
+  }
+  if constexpr (Outputs % 4 == 0) {
+    if (m0 + panel_rows <= p.m) {  // a whole panel: transposed in registers, 4 outputs at a time
+      unroll<Outputs / 4>([&](auto g) {
+        constexpr int i = 4 * decltype(g)::value;
+        unroll<vectors>([&](auto j) {
+          ops::store_columns4(acc[i][j.value], acc[i + 1][j.value], acc[i + 2][j.value], acc[i + 3][j.value],
+                              p.y + (m0 + j.value * ops::lanes) * p.ldy + n0 + i, p.ldy);
+        });
+      });
+      return;
     }
   }
-  if (m0 + panel_rows <= p.m) {
-    ops::store_tile(out, p.y + m0 * p.ldy + n0, p.ldy);
-    return;
-  }
-  alignas(32) float buffer[tile_outputs][panel_rows];
-  for (int i = 0; i < tile_outputs; ++i) {
-    for (int j = 0; j < vectors; ++j) ops::store(buffer[i] + 8 * j, out[i][j]);
-  }
+  // The last panel (rows past m) and the last outputs of a block: through a buffer.
+  alignas(64) float buffer[Outputs][panel_rows];
+  unroll<Outputs>([&](auto i) {
+    unroll<vectors>([&](auto j) { ops::store(buffer[i.value] + j.value * ops::lanes, acc[i.value][j.value]); });
+  });
   const std::int64_t rows = smaller(panel_rows, p.m - m0);
   for (std::int64_t r = 0; r < rows; ++r) {
     float* y = p.y + (m0 + r) * p.ldy + n0;
-    for (int i = 0; i < tile_outputs; ++i) y[i] = buffer[i][r];
+    for (int i = 0; i < Outputs; ++i) y[i] = buffer[i][r];
+  }
+}
+
+// The last 1 .. Outputs outputs of a block whose width is not a multiple of tile_outputs.
+template <int Outputs, class Shape>
+void tail(std::int64_t left, const bsr_problem& p, const Shape& s, std::int64_t b, std::int64_t first,
+          const float* panel, std::int64_t m0) noexcept {
+  if constexpr (Outputs > 0) {
+    if (left == Outputs) tile<Outputs>(p, s, b, first, panel, m0);
+    else tail<Outputs - 1>(left, p, s, b, first, panel, m0);
   }
 }
 
@@ -181,13 +160,8 @@ void compute_shape(const bsr_problem& p, const Shape& s, std::int64_t b0, std::i
         const float* panel = p.xt + q * panel_floats;
         const std::int64_t m0 = q * panel_rows;
         std::int64_t i = 0;
-        for (; i + tile_outputs <= outputs; i += tile_outputs) tile4(p, s, b, i, panel, m0);
-        switch (outputs - i) {
-          case 3: tile<3>(p, s, b, i, panel, m0); break;
-          case 2: tile<2>(p, s, b, i, panel, m0); break;
-          case 1: tile<1>(p, s, b, i, panel, m0); break;
-          default: break;
-        }
+        for (; i + tile_outputs <= outputs; i += tile_outputs) tile<tile_outputs>(p, s, b, i, panel, m0);
+        if (i < outputs) tail<tile_outputs - 1>(outputs - i, p, s, b, i, panel, m0);
       }
     }
   }

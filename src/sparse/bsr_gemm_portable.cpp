@@ -8,8 +8,9 @@ namespace inferopt::sparse::detail::isa_portable {
 namespace {
 
 struct ops {
+  static constexpr int lanes = 8;
   struct vec {
-    float v[8];
+    float v[lanes];
   };
   static vec zero() noexcept { return vec{}; }
   static vec load(const float* p) noexcept {
@@ -35,9 +36,13 @@ struct ops {
   static void store(float* p, const vec& a) noexcept {
     for (int i = 0; i < 8; ++i) p[i] = a.v[i];
   }
-  static void store_tile(const vec (&acc)[4][3], float* y, std::int64_t ldy) noexcept {
-    for (int r = 0; r < 24; ++r) {
-      for (int i = 0; i < 4; ++i) y[r * ldy + i] = acc[i][r / 8].v[r % 8];
+  static void store_columns4(const vec& a, const vec& b, const vec& c, const vec& d, float* y,
+                             std::int64_t ldy) noexcept {
+    for (int r = 0; r < lanes; ++r) {
+      y[r * ldy] = a.v[r];
+      y[r * ldy + 1] = b.v[r];
+      y[r * ldy + 2] = c.v[r];
+      y[r * ldy + 3] = d.v[r];
     }
   }
   static void transpose_8x8(const float* src, std::int64_t lds, float* dst, std::int64_t ldd) noexcept {

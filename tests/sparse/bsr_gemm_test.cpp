@@ -109,11 +109,14 @@ void check_against_reference(const gemm_case& c, unsigned seed = 1) {
   }
 }
 
-// The instruction sets to test on this machine: portable always, avx2 when it runs here.
+// The instruction sets to test on this machine, each pinned through cpu_context::isa:
+// portable always, avx2 and avx512 when they run here.
 std::vector<cpu_isa> testable_isas() {
   std::vector<cpu_isa> out{cpu_isa::portable};
-  if (sparse::is_available(cpu_isa::avx2)) out.push_back(cpu_isa::avx2);
-  else WARN("avx2 is not available on this machine: only the portable build is tested");
+  for (const cpu_isa isa : {cpu_isa::avx2, cpu_isa::avx512}) {
+    if (sparse::is_available(isa)) out.push_back(isa);
+    else WARN(sparse::to_string(isa) << " is not available on this machine: its build is not tested");
+  }
   return out;
 }
 
@@ -125,7 +128,7 @@ TEST_CASE("bsr gemm matches a dense reference for every specialized block size",
   const double sparsity = GENERATE(0.0, 0.5, 0.9);
   for (const cpu_isa isa : testable_isas()) {
     gemm_case c;
-    c.m = 50;          // two full panels of 24 and a partial one
+    c.m = 150;         // full panels and a partial one: 6 x 24 + 6 (portable, avx2), 2 x 64 + 22 (avx512)
     c.k = 3 * size + 1;  // ragged: the last k block sticks out
     c.n = 2 * size + 3;  // ragged: the last output block sticks out
     c.block = {size, size};
@@ -155,8 +158,10 @@ TEST_CASE("bsr gemm matches a dense reference for other block shapes (generic ke
 TEST_CASE("bsr gemm handles ragged and degenerate shapes", "[sparse][bsr_gemm]") {
   auto [m, k, n] = GENERATE(table<std::int64_t, std::int64_t, std::int64_t>({
       {1, 17, 9},      // one row of X
-      {24, 16, 16},    // exactly one panel and one block
-      {25, 33, 17},    // one row past a panel
+      {24, 16, 16},    // exactly one panel (portable, avx2) and one block
+      {25, 33, 17},    // one row past a panel (portable, avx2)
+      {64, 16, 16},    // exactly one panel (avx512)
+      {65, 33, 17},    // one row past a panel (avx512)
       {7, 5, 3},       // smaller than one block everywhere
       {5, 0, 12},      // k = 0: Y is the bias
       {200, 700, 40},  // several panel chunks (X^T larger than the L2 chunk)
@@ -202,7 +207,7 @@ TEST_CASE("bsr gemm fuses the bias and relu", "[sparse][bsr_gemm]") {
   const bool trans_w = GENERATE(false, true);
   for (const cpu_isa isa : testable_isas()) {
     gemm_case c;
-    c.m = 53;
+    c.m = 77;  // full panels and a partial one for every build
     c.k = 2 * size + 7;
     c.n = 2 * size + 2;
     c.block = {size, size};
@@ -260,6 +265,20 @@ TEST_CASE("bsr gemm keeps NaN through relu", "[sparse][bsr_gemm]") {
   }
 }
 
+TEST_CASE("bsr gemm resolves automatic to the widest build this cpu runs", "[sparse][bsr_gemm]") {
+  const cpu_isa widest = sparse::is_available(cpu_isa::avx512) ? cpu_isa::avx512
+                         : sparse::is_available(cpu_isa::avx2) ? cpu_isa::avx2
+                                                                 : cpu_isa::portable;
+  CHECK(sparse::resolve(cpu_isa::automatic) == widest);
+  for (const cpu_isa isa : {cpu_isa::portable, cpu_isa::avx2, cpu_isa::avx512}) CHECK(sparse::resolve(isa) == isa);
+  CHECK(std::string(sparse::to_string(cpu_isa::automatic)) == "automatic");
+  CHECK(std::string(sparse::to_string(cpu_isa::portable)) == "portable");
+  CHECK(std::string(sparse::to_string(cpu_isa::avx2)) == "avx2");
+  CHECK(std::string(sparse::to_string(cpu_isa::avx512)) == "avx512");
+  CHECK(sparse::is_available(cpu_isa::automatic));
+  CHECK(sparse::is_available(cpu_isa::portable));
+}
+
 TEST_CASE("bsr gemm refuses what it cannot compute, with a reason", "[sparse][bsr_gemm]") {
   const auto w = bsr_matrix<float>::from_dense(std::vector<float>(64, 1.0F), 8, 8, {4, 4});
   std::vector<float> x(8 * 8, 1.0F);
@@ -312,10 +331,11 @@ TEST_CASE("bsr gemm refuses what it cannot compute, with a reason", "[sparse][bs
     refused(a, "y overlaps an input");
   }
   SECTION("an instruction set this machine lacks") {
-    if (!sparse::is_available(cpu_isa::avx2)) {
-      CHECK_FALSE(sparse::can_implement(args, {1, cpu_isa::avx2}).ok());
-    } else {
-      CHECK(sparse::resolve(cpu_isa::automatic) == cpu_isa::avx2);
+    for (const cpu_isa isa : {cpu_isa::avx2, cpu_isa::avx512}) {
+      CAPTURE(sparse::to_string(isa));
+      const auto s = sparse::can_implement(args, {1, isa});
+      CHECK(s.ok() == sparse::is_available(isa));
+      if (!s.ok()) CHECK(s.reason.find(sparse::to_string(isa)) == 0);
     }
   }
   SECTION("an empty product needs no operands") {

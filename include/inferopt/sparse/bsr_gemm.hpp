@@ -42,22 +42,25 @@ struct bsr_gemm_args {
 
 /// The instruction-set build a CPU run uses.
 enum class cpu_isa {
-  automatic,  ///< the widest one this CPU runs (avx2 when it has AVX2 and FMA)
+  automatic,  ///< the widest one this CPU runs: avx512, else avx2, else portable
   portable,   ///< plain C++, any CPU
   avx2,       ///< AVX2 + FMA intrinsics, x86-64 builds with GCC or Clang only
+  avx512,     ///< AVX-512 F, DQ, BW, VL + FMA intrinsics, x86-64 builds with GCC or Clang only
 };
 
 /// Where a CPU run executes: the CPU counterpart of a device kernel's stream.
 struct cpu_context {
   int threads = 0;                  ///< OpenMP threads; 0: omp_get_max_threads(). Ignored without OpenMP.
-  cpu_isa isa = cpu_isa::automatic; ///< tests pin a build; everyone else leaves it automatic
+  /// The build to run. Tests and benchmarks pin one to run every build on one machine (a pinned
+  /// build the CPU lacks is refused by can_implement); everyone else leaves it automatic.
+  cpu_isa isa = cpu_isa::automatic;
 };
 
 /// Whether `isa` was built in and this CPU runs it (`automatic` and `portable`: always).
 [[nodiscard]] bool is_available(cpu_isa isa) noexcept;
 /// The build `isa` stands for on this CPU: `automatic` resolved, the others unchanged.
 [[nodiscard]] cpu_isa resolve(cpu_isa isa) noexcept;
-/// "automatic", "portable" or "avx2".
+/// "automatic", "portable", "avx2" or "avx512": with `resolve`, the name of the build that runs.
 [[nodiscard]] const char* to_string(cpu_isa isa) noexcept;
 
 /// Whether `run` can compute `args` on `ctx`; the reason when it cannot: negative or
@@ -67,20 +70,23 @@ struct cpu_context {
 /// arrays from elsewhere). Never throws.
 [[nodiscard]] kernel_status can_implement(const bsr_gemm_args& args, const cpu_context& ctx) noexcept;
 
-/// Bytes of scratch memory `run` needs for `args`: X packed as panels of X^T, and for
-/// trans_w == false W's block-column index (see below). Any alignment; 64 bytes is best.
+/// Bytes of scratch memory `run` needs for `args` on the build `ctx.isa` resolves to: X packed
+/// as panels of X^T (their width depends on the build), and for trans_w == false W's
+/// block-column index (see below). Any alignment; 64 bytes is best.
 [[nodiscard]] std::size_t workspace_bytes(const bsr_gemm_args& args, const cpu_context& ctx) noexcept;
 
 /// Computes Y = act(X op(W) + bias) on the CPU.
 ///
 /// Method. The kernel works on the transposed problem Y^T = op(W)^T X^T, one output block
-/// (r outputs of W^T's block row) at a time: X is first packed into panels of X^T, 24 rows
-/// of X wide, zero-padded to whole panels and blocks; then each stored block multiplies a
-/// 4 x 24 register tile (4 outputs x 24 rows of X, twelve 8-wide accumulators) by
-/// broadcasting one weight and loading three vectors of X^T per multiply-add step. The
-/// reduction runs over all blocks of the output block before the tile is written once
-/// (bias and activation fused, transposed in registers on the way out). Threads own disjoint
-/// ranges of output blocks, balanced by stored blocks, and never synchronize after packing.
+/// (r outputs of W^T's block row) at a time: X is first packed into panels of X^T, P rows of
+/// X wide, zero-padded to whole panels and blocks; then each stored block multiplies a
+/// 4 x P register tile (4 outputs x P rows of X) by broadcasting one weight and loading P / L
+/// vectors of X^T per multiply-add step, where the build sets P and the vector width L:
+/// P = 24, L = 8 (twelve ymm accumulators) for avx2 and portable, P = 64, L = 16 (sixteen zmm
+/// accumulators) for avx512. The reduction runs over all blocks of the output block before
+/// the tile is written once (bias and activation fused, transposed in registers on the way
+/// out). Threads own disjoint ranges of output blocks, balanced by stored blocks, and never
+/// synchronize after packing.
 /// For trans_w == false (W is k x n, block rows run along k), the output blocks are W's
 /// block columns; `run` first builds a block-column index of W (O(blocks), in the workspace)
 /// and reads W's blocks in place. Micro-kernels are specialized (compile-time depth and
