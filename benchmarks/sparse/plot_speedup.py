@@ -4,10 +4,13 @@
     sparse_bsr_bench --benchmark_out=bsr.json --benchmark_out_format=json
     python3 benchmarks/sparse/plot_speedup.py bsr.json -o docs/sparse_cpu_speedup.svg
 
-Plots `speedup_vs_dense` of BM_bsr_gemm (one thread) against sparsity, one panel per shape
-and one line per block size, with the ideal 1 / (1 - sparsity) and the 2.5x goal. Uses
-matplotlib when it is installed and writes the SVG by hand otherwise. Prints a Markdown
-table of the ratios and the break-even sparsity per block size to stdout.
+Plots the speedup of BM_bsr_gemm over the strongest dense baseline (`speedup_vs_best_dense`;
+`speedup_vs_dense` for runs that lack it) against sparsity: one panel per shape, one row of
+panels per thread count (1 and 2), one line per block size, with the ideal 1 / (1 - sparsity)
+and the 2.5x goal. Uses matplotlib when it is installed and writes the SVG by hand otherwise.
+Prints Markdown tables to stdout: the goal cells (75%, 16x16 and 32x32) against each
+baseline, then per thread count and baseline the ratios and the break-even sparsity per block
+size.
 """
 
 import argparse
@@ -18,6 +21,14 @@ from collections import defaultdict
 SHAPES = {0: "1024 x 1024 x 1024", 1: "BERT FFN up (128 x 768 -> 3072)", 2: "BERT FFN down (128 x 3072 -> 768)"}
 COLORS = {4: "#1b9e77", 8: "#d95f02", 16: "#7570b3", 32: "#e7298a"}
 GOAL = 2.5
+BASELINES = [("speedup_vs_best_dense", "the faster Eigen dense"), ("speedup_vs_dense_avx512", "Eigen dense AVX-512"),
+             ("speedup_vs_dense", "Eigen dense AVX2")]
+
+
+def plotted_key(data):
+    """The strongest-baseline ratio, or the AVX2 one for runs made before it existed."""
+    runs = [r for sh in data.values() for b in sh.values() for r in b.values()]
+    return "speedup_vs_best_dense" if all("speedup_vs_best_dense" in r for r in runs) else "speedup_vs_dense"
 
 
 def parse_args_of(name):
@@ -83,39 +94,42 @@ def table(data, key="speedup_vs_dense", with_break_even=True):
     return "\n".join(lines)
 
 
-def plot_matplotlib(data, out):
+def plot_matplotlib(by_threads, key, out):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(data), figsize=(5 * len(data), 4), sharey=True)
-    if len(data) == 1:
-        axes = [axes]
-    for ax, shape_id in zip(axes, sorted(data)):
-        for block in sorted(data[shape_id]):
-            runs = data[shape_id][block]
-            xs = sorted(runs)
-            ax.plot(xs, [runs[s]["speedup_vs_dense"] for s in xs], "o-", color=COLORS.get(block), label=f"{block}x{block}")
-        ideal = [s / 2 for s in range(80, 181)]
-        ax.plot(ideal, [1 / (1 - s / 100) for s in ideal], ":", color="gray", label="ideal 1/(1-s)")
-        ax.axhline(GOAL, color="red", linestyle="--", linewidth=1, label="goal 2.5x")
-        ax.axhline(1.0, color="black", linewidth=0.8)
-        ax.set_title(SHAPES[shape_id], fontsize=10)
-        ax.set_xlabel("block sparsity (%)")
-        ax.set_ylim(0, 11)
-    axes[0].set_ylabel("speedup vs Eigen dense (AVX2), 1 thread")
-    axes[-1].legend(fontsize=8)
+    shapes = sorted({shape_id for data in by_threads.values() for shape_id in data})
+    fig, axes = plt.subplots(len(by_threads), len(shapes), figsize=(5 * len(shapes), 4 * len(by_threads)),
+                             sharey=True, squeeze=False)
+    for row, threads in zip(axes, sorted(by_threads)):
+        data = by_threads[threads]
+        for ax, shape_id in zip(row, shapes):
+            for block in sorted(data.get(shape_id, {})):
+                runs = data[shape_id][block]
+                xs = sorted(runs)
+                ax.plot(xs, [runs[s][key] for s in xs], "o-", color=COLORS.get(block), label=f"{block}x{block}")
+            ideal = [s / 2 for s in range(80, 181)]
+            ax.plot(ideal, [1 / (1 - s / 100) for s in ideal], ":", color="gray", label="ideal 1/(1-s)")
+            ax.axhline(GOAL, color="red", linestyle="--", linewidth=1, label="goal 2.5x")
+            ax.axhline(1.0, color="black", linewidth=0.8)
+            ax.set_title(f"{SHAPES[shape_id]}, {threads} thread{'s' if threads > 1 else ''}", fontsize=10)
+            ax.set_xlabel("block sparsity (%)")
+            ax.set_ylim(0, 11)
+        row[0].set_ylabel(f"speedup vs {dict(BASELINES)[key]}")
+    axes[0][-1].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out, format="svg")
 
 
-def plot_svg(data, out):
+def plot_svg(by_threads, key, out):
     """The same figure as plot_matplotlib, written as plain SVG."""
-    panel_w, panel_h, left, top, bottom = 330, 260, 60, 40, 50
+    panel_w, panel_h, left, top, bottom, gap = 330, 260, 60, 40, 50, 40
     x_min, x_max, y_max = 40.0, 95.0, 11.0
-    width = left + len(data) * (panel_w + 20) + 130
-    height = top + panel_h + bottom
+    shapes = sorted({shape_id for data in by_threads.values() for shape_id in data})
+    width = left + len(shapes) * (panel_w + 20) + 130
+    height = top + len(by_threads) * (panel_h + bottom + gap) - gap
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
@@ -125,39 +139,44 @@ def plot_svg(data, out):
     def sx(x0, s):
         return x0 + (s - x_min) / (x_max - x_min) * panel_w
 
-    def sy(v):
-        return top + panel_h - min(v, y_max) / y_max * panel_h
+    for row, threads in enumerate(sorted(by_threads)):
+        data = by_threads[threads]
+        y0 = top + row * (panel_h + bottom + gap)
 
-    for i, shape_id in enumerate(sorted(data)):
-        x0 = left + i * (panel_w + 20)
-        parts.append(f'<rect x="{x0}" y="{top}" width="{panel_w}" height="{panel_h}" fill="none" stroke="black"/>')
-        parts.append(f'<text x="{x0 + panel_w / 2}" y="{top - 10}" text-anchor="middle">{SHAPES[shape_id]}</text>')
-        for s in (50, 60, 70, 80, 90):
-            parts.append(f'<text x="{sx(x0, s):.1f}" y="{top + panel_h + 15}" text-anchor="middle">{s}</text>')
-            parts.append(f'<line x1="{sx(x0, s):.1f}" y1="{top + panel_h}" x2="{sx(x0, s):.1f}" '
-                         f'y2="{top + panel_h + 4}" stroke="black"/>')
-        parts.append(f'<text x="{x0 + panel_w / 2}" y="{top + panel_h + 32}" text-anchor="middle">'
-                     'block sparsity (%)</text>')
-        for v in range(0, 11, 2):
-            parts.append(f'<line x1="{x0}" y1="{sy(v):.1f}" x2="{x0 + panel_w}" y2="{sy(v):.1f}" '
-                         'stroke="#ddd"/>')
-            if i == 0:
-                parts.append(f'<text x="{x0 - 6}" y="{sy(v) + 4:.1f}" text-anchor="end">{v}</text>')
-        parts.append(f'<line x1="{x0}" y1="{sy(1):.1f}" x2="{x0 + panel_w}" y2="{sy(1):.1f}" stroke="black"/>')
-        parts.append(f'<line x1="{x0}" y1="{sy(GOAL):.1f}" x2="{x0 + panel_w}" y2="{sy(GOAL):.1f}" '
-                     'stroke="red" stroke-dasharray="6,4"/>')
-        ideal = " ".join(f"{sx(x0, s / 2):.1f},{sy(1 / (1 - s / 200)):.1f}" for s in range(80, 191))
-        parts.append(f'<polyline points="{ideal}" fill="none" stroke="gray" stroke-dasharray="2,3"/>')
-        for block in sorted(data[shape_id]):
-            runs = data[shape_id][block]
-            pts = [(sx(x0, s), sy(runs[s]["speedup_vs_dense"])) for s in sorted(runs)]
-            color = COLORS.get(block, "black")
-            parts.append('<polyline points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) +
-                         f'" fill="none" stroke="{color}" stroke-width="2"/>')
-            parts.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{color}"/>' for x, y in pts)
-    parts.append(f'<text transform="translate(16,{top + panel_h / 2}) rotate(-90)" text-anchor="middle">'
-                 'speedup vs Eigen dense (AVX2), 1 thread</text>')
-    lx = left + len(data) * (panel_w + 20)
+        def sy(v):
+            return y0 + panel_h - min(v, y_max) / y_max * panel_h
+
+        for i, shape_id in enumerate(shapes):
+            x0 = left + i * (panel_w + 20)
+            title = f"{SHAPES[shape_id]}, {threads} thread{'s' if threads > 1 else ''}"
+            parts.append(f'<rect x="{x0}" y="{y0}" width="{panel_w}" height="{panel_h}" fill="none" stroke="black"/>')
+            parts.append(f'<text x="{x0 + panel_w / 2}" y="{y0 - 10}" text-anchor="middle">{title}</text>')
+            for s in (50, 60, 70, 80, 90):
+                parts.append(f'<text x="{sx(x0, s):.1f}" y="{y0 + panel_h + 15}" text-anchor="middle">{s}</text>')
+                parts.append(f'<line x1="{sx(x0, s):.1f}" y1="{y0 + panel_h}" x2="{sx(x0, s):.1f}" '
+                             f'y2="{y0 + panel_h + 4}" stroke="black"/>')
+            parts.append(f'<text x="{x0 + panel_w / 2}" y="{y0 + panel_h + 32}" text-anchor="middle">'
+                         'block sparsity (%)</text>')
+            for v in range(0, 11, 2):
+                parts.append(f'<line x1="{x0}" y1="{sy(v):.1f}" x2="{x0 + panel_w}" y2="{sy(v):.1f}" '
+                             'stroke="#ddd"/>')
+                if i == 0:
+                    parts.append(f'<text x="{x0 - 6}" y="{sy(v) + 4:.1f}" text-anchor="end">{v}</text>')
+            parts.append(f'<line x1="{x0}" y1="{sy(1):.1f}" x2="{x0 + panel_w}" y2="{sy(1):.1f}" stroke="black"/>')
+            parts.append(f'<line x1="{x0}" y1="{sy(GOAL):.1f}" x2="{x0 + panel_w}" y2="{sy(GOAL):.1f}" '
+                         'stroke="red" stroke-dasharray="6,4"/>')
+            ideal = " ".join(f"{sx(x0, s / 2):.1f},{sy(1 / (1 - s / 200)):.1f}" for s in range(80, 191))
+            parts.append(f'<polyline points="{ideal}" fill="none" stroke="gray" stroke-dasharray="2,3"/>')
+            for block in sorted(data.get(shape_id, {})):
+                runs = data[shape_id][block]
+                pts = [(sx(x0, s), sy(runs[s][key])) for s in sorted(runs)]
+                color = COLORS.get(block, "black")
+                parts.append('<polyline points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) +
+                             f'" fill="none" stroke="{color}" stroke-width="2"/>')
+                parts.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{color}"/>' for x, y in pts)
+        parts.append(f'<text transform="translate(16,{y0 + panel_h / 2}) rotate(-90)" text-anchor="middle">'
+                     f'speedup vs {dict(BASELINES)[key]}</text>')
+    lx = left + len(shapes) * (panel_w + 20)
     legend = [(f"{b}x{b}", COLORS[b], "") for b in sorted(COLORS)]
     legend += [("ideal 1/(1-s)", "gray", ' stroke-dasharray="2,3"'), ("goal 2.5x", "red", ' stroke-dasharray="6,4"')]
     for j, (label, color, dash) in enumerate(legend):
@@ -169,37 +188,57 @@ def plot_svg(data, out):
         f.write("\n".join(parts) + "\n")
 
 
+def goal_table(by_threads):
+    """The goal cells (75%, 16x16 and 32x32) against every baseline, per thread count."""
+    keys = [(k, name) for k, name in BASELINES if any(
+        k in r for data in by_threads.values() for sh in data.values() for b in sh.values() for r in b.values())]
+    lines = ["| shape | block | threads | " + " | ".join(f"vs {name}" for _, name in keys) + " |",
+             "|" + "---|" * (3 + len(keys))]
+    for threads in sorted(by_threads):
+        data = by_threads[threads]
+        for shape_id in sorted(data):
+            for block in (16, 32):
+                run = data[shape_id].get(block, {}).get(75)
+                if run is None:
+                    continue
+                cells = [f"{run[k]:.2f}x" if k in run else "-" for k, _ in keys]
+                lines.append(f"| {SHAPES[shape_id]} | {block}x{block} | {threads} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("json", help="sparse_bsr_bench --benchmark_out file")
     parser.add_argument("-o", "--output", default="docs/sparse_cpu_speedup.svg")
     parser.add_argument("--svg-only", action="store_true", help="write the SVG by hand even if matplotlib is there")
     args = parser.parse_args()
-    context, data = load(args.json)
-    if not data:
+    context, _ = load(args.json)
+    by_threads = {t: d for t in (1, 2) if (d := load(args.json, threads=t)[1])}
+    if 1 not in by_threads:
         sys.exit("no BM_bsr_gemm runs with threads:1 in " + args.json)
+    key = plotted_key(by_threads[1])
     try:
         if args.svg_only:
             raise ImportError
-        plot_matplotlib(data, args.output)
+        plot_matplotlib(by_threads, key, args.output)
         how = "matplotlib"
     except ImportError:
-        plot_svg(data, args.output)
+        plot_svg(by_threads, key, args.output)
         how = "hand-written SVG"
-    print(f"<!-- {args.output} ({how}); run of {context.get('date', '?')} -->")
-    print("speedup_vs_dense (Eigen AVX2), 1 thread:\n")
-    print(table(data))
-    if any("speedup_vs_dense_avx512" in r for sh in data.values() for b in sh.values() for r in b.values()):
-        print("\nspeedup_vs_dense_avx512 (Eigen AVX-512), 1 thread:\n")
-        print(table(data, "speedup_vs_dense_avx512"))
-    _, two = load(args.json, threads=2)
-    if two:
-        print("\n2 threads, speedup_vs_dense (Eigen AVX2 on 2 threads):\n")
-        print(table(two, with_break_even=False))
+    print(f"<!-- {args.output} ({how}, {key}); run of {context.get('date', '?')} -->")
+    print("Goal cells (75%):\n")
+    print(goal_table(by_threads))
+    for threads, data in sorted(by_threads.items()):
+        for k, name in BASELINES:
+            if any(k in r for sh in data.values() for b in sh.values() for r in b.values()):
+                print(f"\n{k} ({name}), {threads} thread{'s' if threads > 1 else ''}:\n")
+                print(table(data, k))
     _, xw = load(args.json, benchmark="BM_bsr_gemm_xw")
     if xw:
-        print("\nY = X W (block-column index per call), 1 thread, speedup_vs_dense:\n")
-        print(table(xw, with_break_even=False))
+        for k, name in BASELINES:
+            if any(k in r for sh in xw.values() for b in sh.values() for r in b.values()):
+                print(f"\nY = X W (block-column index per call), 1 thread, {k} ({name}):\n")
+                print(table(xw, k, with_break_even=False))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ namespace inferopt::sparse {
 /// The dense GEMM a prediction compares against: the instruction set it was built for.
 enum class dense_baseline {
   avx2,    ///< Eigen with AVX2 + FMA: the same instruction set as our kernel
-  avx512,  ///< Eigen with AVX-512, which our kernel does not use yet
+  avx512,  ///< Eigen with AVX-512: our kernel runs its AVX-512 build on the same CPU
 };
 
 /// "avx512" gives `avx512`; anything else ("avx2", "generic") gives `avx2`, the
@@ -22,13 +22,14 @@ enum class dense_baseline {
 /// Model: the sparse kernel's time is proportional to the blocks it keeps, so
 ///   speedup(s) = e(s) / (1 - s),
 /// where the efficiency e(s) is the measured speedup times (1 - s), averaged over the shapes
-/// and block sizes of the single-thread run in docs/BENCHMARKS.md ("Sparse: CPU block-sparse
-/// GEMM": 1024^3 and BERT-base FFN shapes at 128 tokens). Against `avx2` (blocks 4, 8, 16,
-/// 32): e = 0.81 at 50%, 0.76 at 75%, 0.59 at 90%. Against `avx512` (blocks 16, 32): e = 0.47,
-/// 0.48, 0.38. Between those points e is interpolated linearly; below 50% and above 90% it is
-/// held at the nearest measured value (below 50% the fixed costs, packing X and writing Y,
-/// weigh more than the model says, so the prediction is optimistic there). The measured
-/// points scattered by about +-15% around these means across shapes and block sizes.
+/// and block sizes (4, 8, 16, 32) of single-thread runs in docs/BENCHMARKS.md ("Sparse: CPU
+/// block-sparse GEMM": 1024^3 and BERT-base FFN shapes at 128 tokens). Against `avx2`, the
+/// kernel's AVX2 build (the run before the AVX-512 build existed): e = 0.81 at 50%, 0.76 at
+/// 75%, 0.59 at 90%. Against `avx512`, the kernel's AVX-512 build: e = 0.83, 0.69, 0.51.
+/// Between those points e is interpolated linearly; below 50% and above 90% it is held at the
+/// nearest measured value (below 50% the fixed costs, packing X and writing Y, weigh more than
+/// the model says, so the prediction is optimistic there). The measured points scattered by
+/// about +-15% (up to +-30% at 90%) around these means across shapes and block sizes.
 ///
 /// Returns +infinity when s >= 1 (nothing is multiplied). Out-of-range s is clamped to [0, 1].
 [[nodiscard]] double predicted_speedup(double block_sparsity, dense_baseline baseline) noexcept;
