@@ -25,7 +25,6 @@ import argparse
 import shutil
 import subprocess
 import sys
-import traceback
 from pathlib import Path
 
 import numpy as np
@@ -33,12 +32,10 @@ import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
 
+from check_harness import Skip, run_checks
+
 MIN_AGREEMENT = 0.999
 MAX_RELATIVE_DIFF = 0.02  # float16 keeps 11 bits; a dozen layers stay well inside 2%
-
-
-class Skip(Exception):
-    """A check that cannot run here (missing input), reported but not failed."""
 
 
 def to_fp16(cli, model, out):
@@ -166,18 +163,7 @@ def main():
         ("default model", lambda: check_default(args.cli, args.make_default, args.work)),
         ("light_squeezenet (random weights)", lambda: check_light(args.cli, args.shared or Path("/nonexistent"), args.work)),
     ]
-    failed = 0
-    for name, check in checks:
-        try:
-            print(f"PASS  {name}: {check()}")
-        except Skip as s:
-            print(f"SKIP  {name}: {s}")
-        except Exception as e:  # noqa: BLE001 - every failure is reported, then counted
-            failed += 1
-            print(f"FAIL  {name}: {type(e).__name__}: {e}")
-            traceback.print_exc(limit=3, file=sys.stdout)
-        sys.stdout.flush()
-    return 1 if failed else 0
+    return run_checks(checks)
 
 
 if __name__ == "__main__":

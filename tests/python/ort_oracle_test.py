@@ -33,14 +33,14 @@ import re
 import shutil
 import subprocess
 import sys
-import time
-import traceback
 from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
+
+from check_harness import Skip, run_checks, run_cli
 
 # (rtol, atol) per level: -O1 only removes nodes; -O2/-O3 fold weights in double and round once.
 TOLERANCE = {1: (1e-5, 1e-6), 2: (1e-4, 1e-5), 3: (1e-4, 1e-5)}
@@ -56,18 +56,7 @@ LIGHT_MODELS = (
 )
 
 
-class Skip(Exception):
-    """A check that cannot run here (missing data), reported but not failed."""
-
-
 # ---- helpers ----------------------------------------------------------------------------------
-
-def run_cli(cli, args, cwd=None):
-    proc = subprocess.run([str(cli), *map(str, args)], cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise AssertionError(
-            f"inferopt {' '.join(map(str, args))} exited {proc.returncode}: {proc.stderr.strip()}")
-    return proc
 
 
 def pass_names_in(pipeline):
@@ -306,27 +295,7 @@ def main():
     if not light_dir.is_dir():
         print(f"note: {light_dir} is absent; the light-model checks are skipped")
 
-    passed, failed, skipped = [], [], []
-    for name, check in checks:
-        start = time.monotonic()
-        try:
-            summary = check()
-        except Skip as s:
-            skipped.append(name)
-            print(f"SKIP  {name}: {s}")
-        except Exception as e:  # noqa: BLE001 - every failure is reported, then counted
-            failed.append(name)
-            print(f"FAIL  {name}: {type(e).__name__}: {e}")
-            traceback.print_exc(limit=3, file=sys.stdout)
-        else:
-            passed.append(name)
-            print(f"PASS  {name}: {summary} ({time.monotonic() - start:.1f} s)")
-        sys.stdout.flush()
-
-    print(f"\n{len(passed)} passed, {len(failed)} failed, {len(skipped)} skipped")
-    if failed:
-        print("failed: " + ", ".join(failed))
-    return 1 if failed else 0
+    return run_checks(checks)
 
 
 if __name__ == "__main__":

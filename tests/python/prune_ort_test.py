@@ -32,10 +32,7 @@ Exit status: 0 when every check passed (skips allowed), 1 otherwise.
 import argparse
 import json
 import shutil
-import subprocess
 import sys
-import time
-import traceback
 from pathlib import Path
 
 import numpy as np
@@ -43,23 +40,13 @@ import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
 
+from check_harness import Skip, run_checks, run_cli
+
 RATIO = 0.3
 LIGHT_MODELS = (
     "bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
     "shufflenet", "squeezenet", "vgg19", "zfnet512",
 )
-
-
-class Skip(Exception):
-    """A check that cannot run here (missing data), reported but not failed."""
-
-
-def run_cli(cli, args):
-    proc = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise AssertionError(
-            f"inferopt {' '.join(map(str, args[:1]))} exited {proc.returncode}: {proc.stderr.strip()}")
-    return proc
 
 
 def session(path):
@@ -196,27 +183,7 @@ def main():
         checks.append((f"light_{name}", light))
     checks.append(("digits CNN (--round-to 1 --calib-dir)", lambda: check_digits(args.cli, args.data, args.work / "digits")))
 
-    passed, failed, skipped = 0, [], 0
-    for name, check in checks:
-        start = time.monotonic()
-        try:
-            summary = check()
-        except Skip as s:
-            skipped += 1
-            print(f"SKIP  {name}: {s}")
-        except Exception as e:  # noqa: BLE001 - every failure is reported, then counted
-            failed.append(name)
-            print(f"FAIL  {name}: {type(e).__name__}: {e}")
-            traceback.print_exc(limit=3, file=sys.stdout)
-        else:
-            passed += 1
-            print(f"PASS  {name}: {summary} ({time.monotonic() - start:.1f} s)")
-        sys.stdout.flush()
-
-    print(f"\n{passed} passed, {len(failed)} failed, {skipped} skipped")
-    if failed:
-        print("failed: " + ", ".join(failed))
-    return 1 if failed else 0
+    return run_checks(checks)
 
 
 if __name__ == "__main__":

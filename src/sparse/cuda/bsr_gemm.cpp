@@ -12,6 +12,7 @@
 #include "cuda_check.hpp"
 #include "inferopt/core/error.hpp"
 #include "launch.hpp"
+#include "memory_ranges.hpp"
 
 namespace inferopt::sparse::cuda {
 
@@ -23,18 +24,6 @@ bool is_valid(dtype t) noexcept { return t == dtype::f32 || t == dtype::f16 || t
 
 std::string shape_string(const device_bsr_view& w) {
   return std::to_string(w.width) + "x" + std::to_string(w.depth);
-}
-
-// Whether the bytes of an m x cols matrix with row stride ld (elements of `elem` bytes) at `a`
-// and the `b_bytes` bytes at `b` overlap.
-bool overlaps(const void* a, std::int64_t rows, std::int64_t ld, std::int64_t cols, std::size_t elem, const void* b,
-              std::int64_t b_bytes) noexcept {
-  if (a == nullptr || b == nullptr || rows <= 0 || cols <= 0 || b_bytes <= 0) return false;
-  const auto* a0 = static_cast<const char*>(a);
-  const auto* a1 = a0 + ((rows - 1) * ld + cols) * static_cast<std::int64_t>(elem);
-  const auto* b0 = static_cast<const char*>(b);
-  const auto* b1 = b0 + b_bytes;
-  return std::less<>{}(a0, b1) && std::less<>{}(b0, a1);
 }
 
 bool aligned16(const void* p) noexcept { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
@@ -83,8 +72,8 @@ kernel_status check_arguments(const bsr_gemm_args& a) {
   }
   const std::size_t y_elem = size_of(a.y_type);
   const auto x_bytes = k > 0 ? ((m - 1) * a.ldx + k) * static_cast<std::int64_t>(size_of(w.type)) : 0;
-  if (overlaps(a.y, m, a.ldy, n, y_elem, a.x, x_bytes) ||
-      overlaps(a.y, m, a.ldy, n, y_elem, a.bias, a.bias != nullptr ? n * std::int64_t{sizeof(float)} : 0)) {
+  if (detail::overlaps(a.y, m, a.ldy, n, y_elem, a.x, x_bytes) ||
+      detail::overlaps(a.y, m, a.ldy, n, y_elem, a.bias, a.bias != nullptr ? n * std::int64_t{sizeof(float)} : 0)) {
     return {"y overlaps an input"};
   }
   return {};

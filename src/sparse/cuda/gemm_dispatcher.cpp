@@ -19,6 +19,7 @@
 #include "inferopt/core/error.hpp"
 #include "inferopt/sparse/cuda/device_bsr_matrix.hpp"
 #include "launch.hpp"
+#include "memory_ranges.hpp"
 
 namespace inferopt::sparse::cuda {
 
@@ -68,16 +69,6 @@ std::vector<std::byte> dense_weight(const bsr_matrix<float>& w, bool trans_w, dt
     }
   }
   return out;
-}
-
-bool overlaps(const void* a, std::int64_t rows, std::int64_t ld, std::int64_t cols, std::size_t elem, const void* b,
-              std::int64_t b_bytes) noexcept {
-  if (a == nullptr || b == nullptr || rows <= 0 || cols <= 0 || b_bytes <= 0) return false;
-  const auto* a0 = static_cast<const char*>(a);
-  const auto* a1 = a0 + ((rows - 1) * ld + cols) * static_cast<std::int64_t>(elem);
-  const auto* b0 = static_cast<const char*>(b);
-  const auto* b1 = b0 + b_bytes;
-  return std::less<>{}(a0, b1) && std::less<>{}(b0, a1);
 }
 
 kernel_status cublas_status(cublasStatus_t status, const char* what) {
@@ -197,8 +188,8 @@ kernel_status check_dense(const gemm_call_args& a, dtype type, std::int64_t k, s
   }
   const std::size_t y_elem = size_of(a.y_type);
   const auto x_bytes = k > 0 ? ((a.m - 1) * a.ldx + k) * static_cast<std::int64_t>(size_of(type)) : 0;
-  if (overlaps(a.y, a.m, a.ldy, n, y_elem, a.x, x_bytes) ||
-      overlaps(a.y, a.m, a.ldy, n, y_elem, a.bias, a.bias != nullptr ? n * std::int64_t{sizeof(float)} : 0)) {
+  if (detail::overlaps(a.y, a.m, a.ldy, n, y_elem, a.x, x_bytes) ||
+      detail::overlaps(a.y, a.m, a.ldy, n, y_elem, a.bias, a.bias != nullptr ? n * std::int64_t{sizeof(float)} : 0)) {
     return {"y overlaps an input"};
   }
   int count = 0;
