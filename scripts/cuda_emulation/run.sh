@@ -44,6 +44,7 @@ for source in "$root"/src/sparse/*.cpp "$root"/src/sparse/cuda/*.cpp "$root"/src
   name=$(basename "$(dirname "$source")")_$(basename "$source" .cpp)
   extra=()
   [[ "$source" == *_avx2.cpp ]] && extra=(-mavx2 -mfma)
+  [[ "$source" == *_avx512.cpp ]] && extra=(-mavx512f -mavx512dq -mavx512bw -mavx512vl -mavx2 -mfma)
   compile "$source" "$out/obj/$name.o" "${extra[@]}"
 done
 nice -n 19 g++ "${flags[@]}" "${objects[@]}" -o "$out/sparse_gpu_tests_emulated"
