@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inferopt/ir/model.hpp"
+#include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/statistics.hpp"
 #include "inferopt/runtime/compare.hpp"
 #include "inferopt/runtime/session.hpp"
@@ -44,6 +45,8 @@ ir::model load_checked(const std::filesystem::path& path);
 /// Statistics after shape inference on a copy (the model itself is not touched).
 ir::model_statistics statistics_of(const ir::model& m);
 nlohmann::json to_json(const ir::model_statistics& s);
+/// Saves the model (atomically, as `ir::save_model` does) and prints `wrote PATH (SIZE)`.
+void save_and_announce(const ir::model& m, const std::filesystem::path& path, const ir::save_options& options = {});
 /// `12.3 MB`, `4.0 KB`.
 std::string human_bytes(std::int64_t bytes);
 nlohmann::json to_json(const std::vector<runtime::output_difference>& diffs);

@@ -164,8 +164,7 @@ int run_optimize(const optimize_options& o) {
 
   ir::save_options save;
   if (o.external_threshold >= 0) save.external_data_threshold = static_cast<std::size_t>(o.external_threshold);
-  ir::save_model(m, out, save);
-  std::cout << "wrote " << out.string() << " (" << human_bytes(static_cast<std::int64_t>(fs::file_size(out))) << ")\n";
+  save_and_announce(m, out, save);
   return 0;
 }
 

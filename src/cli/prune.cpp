@@ -14,7 +14,6 @@
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
-#include "inferopt/pass/infer_shapes.hpp"
 #include "inferopt/prune/bn_recalibration.hpp"
 #include "inferopt/prune/prune.hpp"
 #include "inferopt/quant/quantization_error.hpp"
@@ -113,8 +112,7 @@ int run_prune(const prune_cli_options& o) {
   ir::model m = load_checked(o.input);
   const ir::model original = copy_of(m);
   if (o.explain) {
-    pass_context ctx(m);
-    infer_shapes_pass{}.run(m.graph(), ctx);
+    (void)ir::infer_shapes(m);
     std::cout << prune::explain(prune::analyze_channels(m, options.analysis));
   }
   const prune::prune_summary s = prune::prune_model(m, options);
@@ -164,8 +162,7 @@ int run_prune(const prune_cli_options& o) {
     report["bn_recalibration"] = {{"layers", r.layers}, {"batches", r.batches}, {"without", without}, {"with", with}};
   }
   if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
-  ir::save_model(m, o.output);
-  std::cout << "wrote " << o.output << " (" << human_bytes(static_cast<std::int64_t>(fs::file_size(o.output))) << ")\n";
+  save_and_announce(m, o.output);
   return 0;
 }
 

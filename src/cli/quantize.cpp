@@ -169,8 +169,7 @@ int run_quantize(const quantize_options& o) {
   }
   std::cout << std::defaultfloat << "\n";
 
-  ir::save_model(out, o.output);
-  std::cout << "wrote " << o.output << "\n";
+  save_and_announce(out, o.output);
   if (!o.trt_cache.empty()) {
     quant::write_trt_calibration_cache(ranges, o.trt_cache);
     std::cout << "wrote " << o.trt_cache << " (TensorRT calibration cache, " << ranges.size() << " tensors)\n";

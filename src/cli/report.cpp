@@ -34,6 +34,12 @@ nlohmann::json to_json(const ir::model_statistics& s) {
           {"macs", s.macs},   {"macs_unknown_nodes", s.macs_unknown_nodes}};
 }
 
+void save_and_announce(const ir::model& m, const std::filesystem::path& path, const ir::save_options& options) {
+  ir::save_model(m, path, options);
+  std::cout << "wrote " << path.string() << " ("
+            << human_bytes(static_cast<std::int64_t>(std::filesystem::file_size(path))) << ")\n";
+}
+
 std::string human_bytes(std::int64_t bytes) {
   const char* units[] = {"B", "KB", "MB", "GB", "TB"};
   double v = static_cast<double>(bytes);

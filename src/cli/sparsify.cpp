@@ -170,8 +170,7 @@ int run_sparsify(const sparsify_cli_options& o) {
   report["after"] = to_json(after);
   report["counters"] = r.passes[0].counters;
   if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
-  ir::save_model(m, o.output);
-  std::cout << "wrote " << o.output << " (" << human_bytes(static_cast<std::int64_t>(fs::file_size(o.output))) << ")\n";
+  save_and_announce(m, o.output);
   return 0;
 }
 

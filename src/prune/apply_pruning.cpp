@@ -7,7 +7,7 @@
 #include "inferopt/core/error.hpp"
 #include "inferopt/fusion/detail/constant_tensor.hpp"
 #include "inferopt/ir/graph.hpp"
-#include "inferopt/pass/infer_shapes.hpp"
+#include "inferopt/ir/verify.hpp"
 
 namespace inferopt::prune {
 namespace {
@@ -149,8 +149,7 @@ class cutter {
     for (ir::value* v : g.values()) {
       if (v->origin() == ir::value_origin::node_output && !v->is_graph_output()) g.clear_value_info(v);
     }
-    pass_context ctx(model_);
-    infer_shapes_pass{}.run(g, ctx);
+    (void)ir::infer_shapes(model_);
   }
 
   ir::model& model_;

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/fusion/detail/matrix_operands.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "cuttable_constant.hpp"
 
@@ -55,19 +56,6 @@ struct chunk_constraint {
   const ir::node* conv = nullptr;
 };
 
-std::optional<std::int64_t> rank_of(const ir::value* v) {
-  if (!v || !v->type() || !v->type()->dims) return std::nullopt;
-  return static_cast<std::int64_t>(v->type()->dims->size());
-}
-
-/// Size of axis `axis` of `v` when known.
-std::optional<std::int64_t> dim_of(const ir::value* v, std::int64_t axis) {
-  if (!v || !v->type() || !v->type()->dims) return std::nullopt;
-  const ir::shape& s = *v->type()->dims;
-  if (axis < 0 || axis >= static_cast<std::int64_t>(s.size()) || !s[axis].is_static()) return std::nullopt;
-  return s[axis].value();
-}
-
 bool is_one_of(const ir::node& n, std::initializer_list<std::string_view> ops) {
   return n.is_onnx_domain() && std::find(ops.begin(), ops.end(), n.op_type()) != ops.end();
 }
@@ -101,6 +89,16 @@ class analyzer {
   }
 
  private:
+  // ---- shapes: the fusion helpers, which also read a constant's own dims --------------------
+  std::optional<std::int64_t> rank_of(const ir::value* v) const {
+    const auto rank = detail::known_rank(ctx_, v);
+    return rank ? std::optional(static_cast<std::int64_t>(*rank)) : std::nullopt;
+  }
+
+  std::optional<std::int64_t> dim_of(const ir::value* v, std::int64_t axis) const {
+    return axis < 0 ? std::nullopt : detail::static_dim(ctx_, v, static_cast<std::size_t>(axis));
+  }
+
   // ---- bookkeeping -------------------------------------------------------------------------
   channel_id new_source(const ir::node& producer, std::int64_t channels, std::size_t weight_input,
                         std::int64_t weight_axis) {
@@ -586,18 +584,17 @@ class analyzer {
       // The first Conv sees the raw input; the last producer before the outputs is the classifier.
       for (const channel_source& s : out_.sources) {
         if (s.producer->op_type() == "Conv" || s.producer->op_type() == "FusedConv") {
-          ignored.insert(s.producer->name().empty() ? s.producer->describe() : s.producer->name());
+          ignored.insert(s.producer->label());
           break;
         }
       }
       if (!out_.sources.empty()) {
         const ir::node* last = out_.sources.back().producer;
-        ignored.insert(last->name().empty() ? last->describe() : last->name());
+        ignored.insert(last->label());
       }
     }
     for (const channel_source& s : out_.sources) {
-      const std::string& name = s.producer->name();
-      if (ignored.count(name.empty() ? s.producer->describe() : name)) {
+      if (ignored.count(s.producer->label())) {
         pin(layout{0, source_ids(s.first, s.channels)}, "output channels of an ignored layer " + s.producer->describe());
       }
     }

@@ -39,23 +39,14 @@ std::optional<score_reduction> parse_reduction(std::string_view name) {
 
 namespace {
 
-/// The slices of a weight along one axis, each flattened: `rows[i]` is slice i.
-std::vector<std::vector<double>> slices_along(const ir::tensor& t, const std::vector<double>& values, std::int64_t axis) {
-  std::int64_t outer = 1;
-  std::int64_t inner = 1;
-  for (std::int64_t i = 0; i < axis; ++i) outer *= t.dims[i];
-  for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < t.dims.size(); ++i) inner *= t.dims[i];
-  const std::int64_t count = t.dims[axis];
-  std::vector<std::vector<double>> rows(static_cast<std::size_t>(count));
-  for (auto& r : rows) r.reserve(static_cast<std::size_t>(outer * inner));
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t c = 0; c < count; ++c) {
-      const double* at = values.data() + (o * count + c) * inner;
-      rows[c].insert(rows[c].end(), at, at + inner);
-    }
+/// A weight seen along one axis: element (outer o, slice c, inner i) is at (o*count + c)*inner + i.
+struct axis_view {
+  std::int64_t outer = 1, count = 0, inner = 1;
+  axis_view(const ir::tensor& t, std::int64_t axis) : count(t.dims[axis]) {
+    for (std::int64_t i = 0; i < axis; ++i) outer *= t.dims[i];
+    for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < t.dims.size(); ++i) inner *= t.dims[i];
   }
-  return rows;
-}
+};
 
 /// One score per output channel of a source's producer; null when its weights hold no
 /// readable data (a ConstantOfShape weight: every filter is the same, so no channel wins).
@@ -65,26 +56,38 @@ std::optional<std::vector<double>> filter_scores(const pass_context& ctx, const 
   const ir::tensor* t = detail::constant_tensor(ctx, w);
   const auto values = detail::constant_floats(ctx, w);
   if (!t || !values) return std::nullopt;
-  const auto rows = slices_along(*t, *values, s.weight_axis);
-  std::vector<double> scores(rows.size(), 0.0);
+  const axis_view v(*t, s.weight_axis);
+  const auto at = [&](std::int64_t o, std::int64_t c, std::int64_t i) {
+    return (*values)[static_cast<std::size_t>((o * v.count + c) * v.inner + i)];
+  };
+  std::vector<double> scores(static_cast<std::size_t>(v.count), 0.0);
   if (criterion == importance_criterion::fpgm) {
     // Sum of distances to the layer's other filters: the filters closest to the geometric
     // median are the ones the others can best stand in for.
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      for (std::size_t j = i + 1; j < rows.size(); ++j) {
-        double d = 0.0;
-        for (std::size_t k = 0; k < rows[i].size(); ++k) d += (rows[i][k] - rows[j][k]) * (rows[i][k] - rows[j][k]);
-        d = std::sqrt(d);
-        scores[i] += d;
-        scores[j] += d;
+    for (std::int64_t c = 0; c < v.count; ++c) {
+      for (std::int64_t d = c + 1; d < v.count; ++d) {
+        double squared = 0.0;
+        for (std::int64_t o = 0; o < v.outer; ++o) {
+          for (std::int64_t i = 0; i < v.inner; ++i) squared += (at(o, c, i) - at(o, d, i)) * (at(o, c, i) - at(o, d, i));
+        }
+        const double distance = std::sqrt(squared);
+        scores[c] += distance;
+        scores[d] += distance;
       }
     }
     return scores;
   }
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    double acc = 0.0;
-    for (double x : rows[i]) acc += criterion == importance_criterion::l1 ? std::abs(x) : x * x;
-    scores[i] = criterion == importance_criterion::l1 ? acc : std::sqrt(acc);
+  // L1 or L2 norm of each slice, read in place.
+  for (std::int64_t o = 0; o < v.outer; ++o) {
+    for (std::int64_t c = 0; c < v.count; ++c) {
+      for (std::int64_t i = 0; i < v.inner; ++i) {
+        const double x = at(o, c, i);
+        scores[c] += criterion == importance_criterion::l1 ? std::abs(x) : x * x;
+      }
+    }
+  }
+  if (criterion != importance_criterion::l1) {
+    for (double& score : scores) score = std::sqrt(score);
   }
   return scores;
 }

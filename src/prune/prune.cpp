@@ -6,22 +6,15 @@
 #include "cuttable_constant.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/statistics.hpp"
-#include "inferopt/pass/infer_shapes.hpp"
+#include "inferopt/ir/verify.hpp"
 
 namespace inferopt::prune {
 namespace {
-
-std::string label(const ir::node& n) { return n.name().empty() ? n.describe() : n.name(); }
 
 bool has_weights(const ir::node& n) {
   const bool microsoft = n.domain() == "com.microsoft";
   return n.is("Conv") || n.is("ConvTranspose") || n.is("Gemm") || n.is("MatMul") || n.is("BatchNormalization") ||
          (microsoft && (n.op_type() == "FusedConv" || n.op_type() == "FusedGemm"));
-}
-
-void infer_shapes(ir::model& m) {
-  pass_context ctx(m);
-  infer_shapes_pass{}.run(m.graph(), ctx);
 }
 
 }  // namespace
@@ -44,12 +37,12 @@ std::vector<layer_cost> layer_costs(const ir::model& m) {
       v->set_type(t);
     }
   }
-  infer_shapes(copy);
+  (void)ir::infer_shapes(copy);
   const pass_context ctx(copy);
   std::vector<layer_cost> out;
   for (const ir::node* n : copy.graph().nodes()) {
     if (!has_weights(*n)) continue;
-    layer_cost c{label(*n), n->op_type(), 0, ir::node_macs(*n).value_or(0), 0};
+    layer_cost c{n->label(), n->op_type(), 0, ir::node_macs(*n).value_or(0), 0};
     for (const ir::value* v : n->inputs()) {
       if (!v) continue;
       if (const ir::tensor* t = detail::constant_tensor(ctx, v)) {
@@ -69,7 +62,7 @@ std::vector<layer_cost> layer_costs(const ir::model& m) {
 }
 
 prune_summary prune_model(ir::model& m, const prune_options& options) {
-  infer_shapes(m);
+  (void)ir::infer_shapes(m);
   prune_summary s;
   const std::vector<layer_cost> before = layer_costs(m);
   const channel_analysis a = analyze_channels(m, options.analysis);

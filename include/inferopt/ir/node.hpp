@@ -53,6 +53,8 @@ class node {
   [[nodiscard]] bool is_dead() const noexcept { return dead_; }
   /// `'name' (Op)`, or `#index (Op)` for unnamed nodes; for messages.
   [[nodiscard]] std::string describe() const;
+  /// The name, or `describe()` for unnamed nodes: a key that reads well in reports.
+  [[nodiscard]] std::string label() const { return name_.empty() ? describe() : name_; }
 
  private:
   friend class graph;

@@ -257,7 +257,6 @@ void rewrite(ir::graph& g, pass_context& ctx, const sparsify_options& o, const s
   ctx.count("blocks-kept", nnz);
 }
 
-std::string node_label(const ir::node* n) { return n->name().empty() ? n->describe() : n->name(); }
 
 // ---- option parsing ----------------------------------------------------------------------
 
@@ -312,7 +311,7 @@ std::vector<sparsify_candidate> plan_sparsify(const ir::model& m, const sparsify
       c.transposed = r.found.transposed;
       c.declined = r.declined;
     }
-    c.node = node_label(n);
+    c.node = n->label();
     c.op_type = n->op_type();
     out.push_back(std::move(c));
   }
