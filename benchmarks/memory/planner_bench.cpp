@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 
+#include "inferopt/builtin.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"

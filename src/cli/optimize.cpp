@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "input_options.hpp"
+#include "inferopt/builtin.hpp"
 #include "inferopt/core/atomic_file.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "inferopt/builtin.hpp"
 #include "inferopt/core/atomic_file.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"

@@ -1,11 +1,12 @@
-#include "inferopt/fusion/detail/conv_weights.hpp"
+#include "conv_weights.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 
-namespace inferopt::detail {
+namespace inferopt::fusion::detail {
 
 std::optional<conv_weights> open_conv_weights(const pass_context& ctx, ir::node* conv) {
   if (!conv || conv->is_dead() || !(conv->is("Conv") || conv->is("ConvTranspose"))) return std::nullopt;
@@ -13,8 +14,8 @@ std::optional<conv_weights> open_conv_weights(const pass_context& ctx, ir::node*
       !conv->input(0)) {
     return std::nullopt;
   }
-  const ir::tensor* w = constant_tensor(ctx, conv->input(1));
-  if (!w || !is_floating(w->dtype) || w->dims.size() < 3) return std::nullopt;
+  const ir::tensor* w = ir::constant_tensor(conv->input(1), ctx.ir_version());
+  if (!w || !ir::is_floating(w->dtype) || w->dims.size() < 3) return std::nullopt;
   // A conv whose input is known to have another element type is malformed; leave it alone.
   const ir::data_type x_type = conv->input(0)->elem_type();
   if (x_type != ir::data_type::undefined && x_type != w->dtype) return std::nullopt;
@@ -28,16 +29,16 @@ std::optional<conv_weights> open_conv_weights(const pass_context& ctx, ir::node*
   // Conv: W is (C_out, C_in/group, k...); ConvTranspose: W is (C_in, C_out/group, k...).
   c.out_channels = c.transpose ? w->dims[1] * c.group : w->dims[0];
 
-  std::optional<std::vector<double>> values = constant_floats(ctx, conv->input(1));
+  std::optional<std::vector<double>> values = ir::constant_floats(conv->input(1), ctx.ir_version());
   if (!values || static_cast<std::int64_t>(values->size()) != w->element_count() || values->empty()) {
     return std::nullopt;
   }
   c.w = std::move(*values);
 
   if (const ir::value* b = conv->input(2)) {
-    const ir::tensor* bt = constant_tensor(ctx, b);
+    const ir::tensor* bt = ir::constant_tensor(b, ctx.ir_version());
     if (!bt || bt->dtype != w->dtype || bt->dims.size() != 1) return std::nullopt;
-    std::optional<std::vector<double>> bias = constant_floats(ctx, b);
+    std::optional<std::vector<double>> bias = ir::constant_floats(b, ctx.ir_version());
     if (!bias || static_cast<std::int64_t>(bias->size()) != c.out_channels) return std::nullopt;
     c.bias = std::move(*bias);
   } else {
@@ -104,8 +105,8 @@ void commit(ir::graph& g, const conv_weights& c) {
   ir::node* conv = c.conv;
   const std::string w_base = conv->input(1)->name();
   const std::string b_base = conv->input(2) ? conv->input(2)->name() : w_base + "_bias";
-  set_constant_input(g, conv, 1, floats_as(*c.weight_tensor, c.weight_tensor->dims, c.w), w_base);
-  set_constant_input(g, conv, 2, floats_as(*c.weight_tensor, {c.out_channels}, c.bias), b_base);
+  ir::set_constant_input(g, conv, 1, ir::floats_as(*c.weight_tensor, c.weight_tensor->dims, c.w), w_base);
+  ir::set_constant_input(g, conv, 2, ir::floats_as(*c.weight_tensor, {c.out_channels}, c.bias), b_base);
 }
 
-}  // namespace inferopt::detail
+}  // namespace inferopt::fusion::detail

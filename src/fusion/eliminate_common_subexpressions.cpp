@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt {
 namespace {
@@ -67,7 +67,7 @@ void put_attributes(std::string& key, const ir::node& n) {
 }
 
 bool is_false_constant(const pass_context& ctx, const ir::value* v) {
-  const ir::tensor* t = detail::constant_tensor(ctx, v);
+  const ir::tensor* t = ir::constant_tensor(v, ctx.ir_version());
   return t && t->dtype == ir::data_type::boolean && t->byte_size() == 1 && (*t->bytes)[0] == '\0';
 }
 
@@ -108,7 +108,7 @@ std::int64_t merge_initializers(ir::graph& g, const pass_context& ctx) {
   std::unordered_map<std::string, ir::value*> first_of;
   std::int64_t merged = 0;
   for (ir::value* v : g.initializers()) {
-    const ir::tensor* t = detail::constant_tensor(ctx, v);
+    const ir::tensor* t = ir::constant_tensor(v, ctx.ir_version());
     if (!t || !v->is_constant() || v->is_graph_output() || t->byte_size() > max_merged_initializer_bytes ||
         !t->residual.empty() || t->storage == ir::tensor_storage::external) {
       continue;
@@ -129,7 +129,7 @@ bool can_take_output_names(const ir::graph& g, const ir::node& keep, const ir::n
   for (std::size_t k = 0; k < dup.outputs().size(); ++k) {
     const ir::value* out = dup.output(k);
     if (out && out->is_graph_output() &&
-        (keep.output(k)->is_graph_output() || !detail::can_take_output_name(g, keep.output(k), out))) {
+        (keep.output(k)->is_graph_output() || !ir::can_take_output_name(g, keep.output(k), out))) {
       return false;
     }
   }

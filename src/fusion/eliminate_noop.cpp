@@ -4,9 +4,9 @@
 #include <optional>
 #include <vector>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/shape_operands.hpp"
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {
 namespace {
@@ -18,7 +18,7 @@ bool all_zero(const dims_t& v) {
 }
 
 bool pad_is_noop(const pass_context& ctx, const ir::node& n) {
-  const std::optional<detail::int_list> pads = detail::int_list_operand(ctx, n, "pads", 1, ctx.onnx_opset() < 11);
+  const std::optional<ir::int_list> pads = ir::int_list_operand(n, "pads", 1, ctx.onnx_opset() < 11, ctx.ir_version());
   return pads && pads->present && all_zero(pads->values);
 }
 
@@ -30,8 +30,8 @@ bool cast_is_noop(const ir::node& n) {
 }
 
 bool reshape_is_noop(const pass_context& ctx, const ir::node& n) {
-  const std::optional<dims_t> in = detail::static_dims(n.input(0));
-  const std::optional<detail::int_list> target = detail::int_list_operand(ctx, n, "shape", 1, ctx.onnx_opset() < 5);
+  const std::optional<dims_t> in = ir::static_dims(n.input(0));
+  const std::optional<ir::int_list> target = ir::int_list_operand(n, "shape", 1, ctx.onnx_opset() < 5, ctx.ir_version());
   if (!in || !target || !target->present || target->values.size() != in->size()) return false;
   const bool allow_zero = ctx.onnx_opset() >= 14 && n.attr_int("allowzero", 0) != 0;
   std::size_t inferred = 0;
@@ -51,7 +51,7 @@ bool reshape_is_noop(const pass_context& ctx, const ir::node& n) {
 bool transpose_is_noop(const ir::node& n) {
   const ir::attribute* perm = n.find_attribute("perm");
   if (!perm) {
-    const std::optional<std::size_t> rank = detail::known_rank(n.input(0));
+    const std::optional<std::size_t> rank = ir::known_rank(n.input(0));
     return rank && *rank <= 1;
   }
   if (perm->kind != ir::attribute_kind::ints) return false;
@@ -62,14 +62,14 @@ bool transpose_is_noop(const ir::node& n) {
 }
 
 bool slice_is_noop(const pass_context& ctx, const ir::node& n) {
-  const std::optional<dims_t> in = detail::static_dims(n.input(0));
+  const std::optional<dims_t> in = ir::static_dims(n.input(0));
   if (!in) return false;
   const bool from_attributes = ctx.onnx_opset() < 10;
-  const std::optional<detail::int_list> starts = detail::int_list_operand(ctx, n, "starts", 1, from_attributes);
-  const std::optional<detail::int_list> ends = detail::int_list_operand(ctx, n, "ends", 2, from_attributes);
-  const std::optional<detail::int_list> axes = detail::int_list_operand(ctx, n, "axes", 3, from_attributes);
-  std::optional<detail::int_list> steps = detail::int_list{};
-  if (!from_attributes) steps = detail::int_list_operand(ctx, n, "steps", 4, false);
+  const std::optional<ir::int_list> starts = ir::int_list_operand(n, "starts", 1, from_attributes, ctx.ir_version());
+  const std::optional<ir::int_list> ends = ir::int_list_operand(n, "ends", 2, from_attributes, ctx.ir_version());
+  const std::optional<ir::int_list> axes = ir::int_list_operand(n, "axes", 3, from_attributes, ctx.ir_version());
+  std::optional<ir::int_list> steps = ir::int_list{};
+  if (!from_attributes) steps = ir::int_list_operand(n, "steps", 4, false, ctx.ir_version());
   if (!starts || !ends || !axes || !steps || !starts->present || !ends->present) return false;
   const std::size_t count = starts->values.size();
   if (ends->values.size() != count || (axes->present && axes->values.size() != count) ||
@@ -103,8 +103,8 @@ bool broadcast_keeps(const dims_t& a, const dims_t& b) {
 }
 
 bool expand_is_noop(const pass_context& ctx, const ir::node& n) {
-  const std::optional<dims_t> in = detail::static_dims(n.input(0));
-  const std::optional<dims_t> target = detail::constant_ints(ctx, n.input(1));
+  const std::optional<dims_t> in = ir::static_dims(n.input(0));
+  const std::optional<dims_t> target = ir::constant_ints(n.input(1), ctx.ir_version());
   return in && target && broadcast_keeps(*in, *target);
 }
 
@@ -112,13 +112,13 @@ bool expand_is_noop(const pass_context& ctx, const ir::node& n) {
 std::optional<std::size_t> neutral_operand(const pass_context& ctx, const ir::node& n, double neutral) {
   if (n.inputs().size() != 2 || !n.input(0) || !n.input(1)) return std::nullopt;
   for (std::size_t c = 0; c < 2; ++c) {
-    const ir::tensor* constant = detail::constant_tensor(ctx, n.input(c));
+    const ir::tensor* constant = ir::constant_tensor(n.input(c), ctx.ir_version());
     const ir::value* x = n.input(1 - c);
-    if (!constant || !detail::is_floating(constant->dtype) || x->elem_type() != constant->dtype) continue;
-    const std::optional<std::vector<double>> values = detail::constant_floats(ctx, n.input(c));
+    if (!constant || !ir::is_floating(constant->dtype) || x->elem_type() != constant->dtype) continue;
+    const std::optional<std::vector<double>> values = ir::constant_floats(n.input(c), ctx.ir_version());
     if (!values || !std::all_of(values->begin(), values->end(), [&](double v) { return v == neutral; })) continue;
     // x's rank must be known, and its dims static wherever the constant's dim is not 1.
-    const std::optional<std::size_t> rank = detail::known_rank(x);
+    const std::optional<std::size_t> rank = ir::known_rank(x);
     if (!rank || constant->dims.size() > *rank) continue;
     const std::size_t offset = *rank - constant->dims.size();
     bool keeps_shape = true;
@@ -158,7 +158,7 @@ bool eliminate_noop::run(ir::graph& g, pass_context& ctx) {
   for (ir::node* n : g.node_list()) {
     const std::optional<std::size_t> in = forwarded_input(ctx, *n);
     if (!in) continue;
-    if (detail::bypass(g, n, *in) == detail::bypass_result::removed) {
+    if (ir::bypass(g, n, *in) == ir::bypass_result::removed) {
       ++removed;
       ctx.count("noops-removed");
     } else {

@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/matrix_operands.hpp"
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {
 namespace {
@@ -62,8 +63,8 @@ affine_or_reason batch_norm_affine(const pass_context& ctx, const ir::node* bn, 
   if (output_rank != std::size_t{2}) return declined("declined-shape");
   std::vector<std::vector<double>> params;  // scale, bias, mean, var
   for (std::size_t k = 1; k <= 4; ++k) {
-    const ir::tensor* t = detail::constant_tensor(ctx, bn->input(k));
-    std::optional<std::vector<double>> values = detail::constant_floats(ctx, bn->input(k));
+    const ir::tensor* t = ir::constant_tensor(bn->input(k), ctx.ir_version());
+    std::optional<std::vector<double>> values = ir::constant_floats(bn->input(k), ctx.ir_version());
     if (!t || !values) return declined("declined-not-constant");
     if (t->dims != std::vector<std::int64_t>{columns}) return declined("declined-shape");
     params.push_back(std::move(*values));
@@ -92,9 +93,9 @@ affine_or_reason elementwise_affine(const pass_context& ctx, const ir::node* ste
   const bool inverse_op = step->is("Sub") || step->is("Div");
   if (inverse_op && a.data_index != 0) return declined("declined-operand-order");
   const ir::value* c = step->input(1 - a.data_index);
-  if (!detail::constant_tensor(ctx, c)) return declined("declined-not-constant");
-  if (!detail::same_floating_type(ctx, {y, c, weight})) return declined("declined-type");
-  std::optional<std::vector<double>> values = detail::per_column_constant(ctx, c, columns, output_rank);
+  if (!ir::constant_tensor(c, ctx.ir_version())) return declined("declined-not-constant");
+  if (!ir::same_floating_type({y, c, weight})) return declined("declined-type");
+  std::optional<std::vector<double>> values = ir::per_column_constant(c, columns, output_rank, ctx.ir_version());
   if (!values) return declined("declined-shape");
   a.scale.assign(values->size(), 1.0);
   a.shift.assign(values->size(), 0.0);
@@ -116,7 +117,7 @@ bool is_foldable_step(const ir::node* n) {
 
 /// Rank of a MatMul's output with a 2-D B: A's rank, at least 1.
 std::optional<std::size_t> matmul_output_rank(const pass_context& ctx, const ir::node* matmul) {
-  std::optional<std::size_t> rank = detail::known_rank(ctx, matmul->input(0));
+  std::optional<std::size_t> rank = ir::known_rank(matmul->input(0));
   if (!rank || *rank == 0) return std::nullopt;
   return rank;
 }
@@ -130,13 +131,13 @@ match match_at(const pass_context& ctx, ir::node* producer) {
     return m;
   }
   ir::value* y = producer->output(0);
-  ir::node* step = detail::sole_user(y);  // condition 1
+  ir::node* step = ir::sole_user(y);  // condition 1
   if (!is_foldable_step(step)) return m;
   m.producer = producer;
   m.step = step;
 
-  const ir::tensor* weight = detail::constant_tensor(ctx, producer->input(1));  // condition 2
-  if (!weight || !detail::is_floating(weight->dtype) || weight->dims.size() != 2) {
+  const ir::tensor* weight = ir::constant_tensor(producer->input(1), ctx.ir_version());  // condition 2
+  if (!weight || !ir::is_floating(weight->dtype) || weight->dims.size() != 2) {
     m.declined = "declined-weight-not-constant";
     return m;
   }
@@ -159,20 +160,20 @@ match match_at(const pass_context& ctx, ir::node* producer) {
       return m;
     }
     if (const ir::value* c = producer->input(2)) {
-      const ir::tensor* bias = detail::constant_tensor(ctx, c);
-      if (!bias || !detail::is_floating(bias->dtype) || bias->dtype != weight->dtype) {
+      const ir::tensor* bias = ir::constant_tensor(c, ctx.ir_version());
+      if (!bias || !ir::is_floating(bias->dtype) || bias->dtype != weight->dtype) {
         m.declined = "declined-bias-not-constant";
         return m;
       }
       const bool trans_a = producer->attr_int("transA", 0) != 0;
-      if (!detail::broadcasts_to_matrix(bias->dims, detail::static_dim(ctx, producer->input(0), trans_a ? 1 : 0),
+      if (!ir::broadcasts_to_matrix(bias->dims, ir::static_dim(producer->input(0), trans_a ? 1 : 0),
                                         columns)) {
         m.declined = "declined-shape";
         return m;
       }
     }
   } else if (m.affine.shifts()) {  // condition 6
-    if (detail::known_rank(ctx, producer->input(0)) == std::size_t{2} && ctx.onnx_opset() >= 7) {
+    if (ir::known_rank(producer->input(0)) == std::size_t{2} && ctx.onnx_opset() >= 7) {
       m.to_gemm = true;
     } else {
       m.declined = m.affine.scales() ? "declined-opset" : "declined-shift-needs-gemm";
@@ -192,8 +193,8 @@ ir::tensor folded_bias(const pass_context& ctx, const ir::node* gemm, const ir::
   std::vector<double> c_values;
   std::size_t c_columns = 1;
   if (c && beta != 0.0) {  // beta = 0: C is never read, whatever it holds
-    const ir::tensor& bias = *detail::constant_tensor(ctx, c);
-    c_values = *detail::constant_floats(ctx, c);
+    const ir::tensor& bias = *ir::constant_tensor(c, ctx.ir_version());
+    c_values = *ir::constant_floats(c, ctx.ir_version());
     c_columns = bias.dims.empty() ? 1 : static_cast<std::size_t>(bias.dims.back());
     if (bias.dims.size() == 2) dims.insert(dims.begin(), bias.dims.front());
   }
@@ -206,13 +207,13 @@ ir::tensor folded_bias(const pass_context& ctx, const ir::node* gemm, const ir::
       out[r * columns + n] = scaled_c + a.shift[n];
     }
   }
-  return detail::floats_as(weight, std::move(dims), out);
+  return ir::floats_as(weight, std::move(dims), out);
 }
 
 /// Applies a found match; false (nothing edited) when the step's output cannot keep its name.
 bool rewrite(ir::graph& g, const pass_context& ctx, const match& m) {
   ir::node* p = m.producer;
-  const ir::tensor weight = *detail::constant_tensor(ctx, p->input(1));
+  const ir::tensor weight = *ir::constant_tensor(p->input(1), ctx.ir_version());
   const bool is_gemm = p->is("Gemm");
   const ir::value* c = is_gemm ? p->input(2) : nullptr;
   const bool c_is_read = c && p->attr_float("beta", 1.0f) != 0.0f;
@@ -220,21 +221,21 @@ bool rewrite(ir::graph& g, const pass_context& ctx, const match& m) {
   // Computed before the bypass, the only step that can still decline: after it, no exit.
   std::optional<ir::tensor> bias;
   if (is_gemm && needs_bias) bias = folded_bias(ctx, p, weight, m.affine);
-  if (m.to_gemm) bias = detail::floats_as(weight, {static_cast<std::int64_t>(m.affine.shift.size())}, m.affine.shift);
+  if (m.to_gemm) bias = ir::floats_as(weight, {static_cast<std::int64_t>(m.affine.shift.size())}, m.affine.shift);
   std::optional<ir::tensor> scaled_weight;
   if (m.affine.scales()) {
-    std::vector<double> w = *detail::constant_floats(ctx, p->input(1));
+    std::vector<double> w = *ir::constant_floats(p->input(1), ctx.ir_version());
     const bool trans_b = is_gemm && p->attr_int("transB", 0) != 0;
     const std::size_t cols = static_cast<std::size_t>(weight.dims[1]);
     for (std::size_t i = 0; i < w.size(); ++i) w[i] *= m.affine.scale[trans_b ? i / cols : i % cols];
-    scaled_weight = detail::floats_as(weight, weight.dims, w);
+    scaled_weight = ir::floats_as(weight, weight.dims, w);
   }
 
-  if (detail::bypass(g, m.step, m.affine.data_index) != detail::bypass_result::removed) return false;
-  if (scaled_weight) detail::set_constant_input(g, p, 1, std::move(*scaled_weight), p->input(1)->name());
+  if (ir::bypass(g, m.step, m.affine.data_index) != ir::bypass_result::removed) return false;
+  if (scaled_weight) ir::set_constant_input(g, p, 1, std::move(*scaled_weight), p->input(1)->name());
   if (bias) {
     if (m.to_gemm) p->set_op_type("Gemm");
-    detail::set_constant_input(g, p, 2, std::move(*bias), c ? c->name() : p->output(0)->name() + "_bias");
+    ir::set_constant_input(g, p, 2, std::move(*bias), c ? c->name() : p->output(0)->name() + "_bias");
     if (is_gemm) p->set_attribute(ir::attribute::make_float("beta", 1.0f));
   }
   return true;

@@ -4,8 +4,9 @@
 #include <optional>
 #include <vector>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/shape_operands.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {
 namespace {
@@ -22,13 +23,13 @@ struct forms {
   bool has_allowzero;            // Reshape-14
 };
 
-std::optional<detail::int_list> axes_of(const pass_context& ctx, const forms& f, const ir::node* n) {
-  return detail::int_list_operand(ctx, *n, "axes", 1, f.axes_attribute);
+std::optional<ir::int_list> axes_of(const pass_context& ctx, const forms& f, const ir::node* n) {
+  return ir::int_list_operand(*n, "axes", 1, f.axes_attribute, ctx.ir_version());
 }
 
 /// Reshape's target, or nullopt when it is missing or not constant.
 std::optional<std::vector<std::int64_t>> target_of(const pass_context& ctx, const forms& f, const ir::node* n) {
-  std::optional<detail::int_list> t = detail::int_list_operand(ctx, *n, "shape", 1, f.reshape_shape_attribute);
+  std::optional<ir::int_list> t = ir::int_list_operand(*n, "shape", 1, f.reshape_shape_attribute, ctx.ir_version());
   if (!t || !t->present) return std::nullopt;
   return std::move(t->values);
 }
@@ -40,18 +41,18 @@ bool cancels(const pass_context& ctx, const forms& f, const ir::node* first, con
   const bool squeeze_then_unsqueeze = first->is("Squeeze") && second->is("Unsqueeze");
   const bool unsqueeze_then_squeeze = first->is("Unsqueeze") && second->is("Squeeze");
   if (!squeeze_then_unsqueeze && !unsqueeze_then_squeeze) return false;
-  const std::optional<detail::int_list> a = axes_of(ctx, f, first);
-  const std::optional<detail::int_list> b = axes_of(ctx, f, second);
+  const std::optional<ir::int_list> a = axes_of(ctx, f, first);
+  const std::optional<ir::int_list> b = axes_of(ctx, f, second);
   if (!a || !b || !a->present || !b->present || a->values.size() != b->values.size()) return false;
   // Both lists count axes of the wider tensor: x for Squeeze -> Unsqueeze, y for the other.
-  std::optional<std::size_t> rank = detail::known_rank(first->input(0));
+  std::optional<std::size_t> rank = ir::known_rank(first->input(0));
   if (rank && unsqueeze_then_squeeze) *rank += a->values.size();
   const bool any_negative = std::any_of(a->values.begin(), a->values.end(), [](std::int64_t v) { return v < 0; }) ||
                             std::any_of(b->values.begin(), b->values.end(), [](std::int64_t v) { return v < 0; });
   if (any_negative && !rank) return false;
   const std::int64_t r = rank ? static_cast<std::int64_t>(*rank) : INT64_MAX;
-  const std::optional<std::vector<std::int64_t>> na = detail::normalized_axes(a->values, r);
-  const std::optional<std::vector<std::int64_t>> nb = detail::normalized_axes(b->values, r);
+  const std::optional<std::vector<std::int64_t>> na = ir::normalized_axes(a->values, r);
+  const std::optional<std::vector<std::int64_t>> nb = ir::normalized_axes(b->values, r);
   return na && nb && *na == *nb;
 }
 
@@ -79,7 +80,7 @@ std::optional<std::vector<std::int64_t>> resolved_target(const pass_context& ctx
 
 /// z's static shape when it has no 0 dim.
 std::optional<std::vector<std::int64_t>> static_result(const ir::node* second) {
-  std::optional<std::vector<std::int64_t>> dims = detail::static_dims(second->output(0));
+  std::optional<std::vector<std::int64_t>> dims = ir::static_dims(second->output(0));
   if (!dims || std::find(dims->begin(), dims->end(), 0) != dims->end()) return std::nullopt;
   return dims;
 }
@@ -95,7 +96,7 @@ void make_reshape(ir::graph& g, const forms& f, ir::node* n, ir::value* x, const
     return;
   }
   ir::tensor t = ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(target.size())}, target);
-  detail::set_constant_input(g, n, 1, std::move(t), (n->name().empty() ? std::string("reshape") : n->name()) + "_shape");
+  ir::set_constant_input(g, n, 1, std::move(t), (n->name().empty() ? std::string("reshape") : n->name()) + "_shape");
 }
 
 }  // namespace
@@ -110,8 +111,8 @@ bool fuse_consecutive_reshapes::run(ir::graph& g, pass_context& ctx) {
     if (!is_shape_op(first) || first->owner() != &g) continue;
     ir::value* x = first->input(0);
     ir::value* y = first->output(0);
-    if (cancels(ctx, f, first, second) && detail::can_forward_past(g, second, x)) {
-      detail::forward_past(g, second, x);
+    if (cancels(ctx, f, first, second) && ir::can_forward_past(g, second, x)) {
+      ir::forward_past(g, second, x);
       ctx.count("shape-ops-cancelled");
     } else if (std::optional<std::vector<std::int64_t>> target;
                second->is("Reshape") && (target = resolved_target(ctx, f, first, second))) {

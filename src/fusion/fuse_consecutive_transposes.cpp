@@ -4,7 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include "inferopt/fusion/detail/shape_operands.hpp"
+#include "inferopt/ir/shapes.hpp"
+#include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt {
 namespace {
@@ -22,7 +23,7 @@ std::optional<std::vector<std::int64_t>> perm_of(const ir::node* n) {
     if (a->kind != ir::attribute_kind::ints) return std::nullopt;
     perm = a->ints;
   } else {
-    const std::optional<std::size_t> rank = detail::known_rank(n->input(0));
+    const std::optional<std::size_t> rank = ir::known_rank(n->input(0));
     if (!rank) return std::nullopt;
     perm.resize(*rank);
     std::iota(perm.rbegin(), perm.rend(), std::int64_t{0});
@@ -66,8 +67,8 @@ bool fuse_consecutive_transposes::run(ir::graph& g, pass_context& ctx) {
     if (!m) continue;
     ir::value* x = m->first->input(0);
     ir::value* y = m->first->output(0);
-    if (m->cancels && detail::can_forward_past(g, m->second, x)) {
-      detail::forward_past(g, m->second, x);
+    if (m->cancels && ir::can_forward_past(g, m->second, x)) {
+      ir::forward_past(g, m->second, x);
       ctx.count("transposes-cancelled");
     } else {
       if (m->cancels) ctx.count("declined-output-name");

@@ -5,10 +5,11 @@
 #include <optional>
 #include <string_view>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/fused_activation.hpp"
-#include "inferopt/fusion/detail/matrix_operands.hpp"
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "fused_activation.hpp"
+#include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {
 namespace {
@@ -23,7 +24,7 @@ struct conv_match {
   std::size_t add_slot = 0;  // the Add input that reads the Conv output
   ir::value* residual = nullptr;
   ir::node* act = nullptr;
-  detail::fused_activation activation;
+  fusion::detail::fused_activation activation;
 };
 
 struct match_result {
@@ -35,7 +36,7 @@ struct match_result {
 /// one type; W is usually a constant initializer) when no type inference has run.
 ir::data_type float_type_of(const pass_context& ctx, const ir::node* n) {
   for (const ir::value* v : {n->output(0), n->input(0), n->input(1)}) {
-    if (const ir::data_type t = detail::element_type(ctx, v); t != ir::data_type::undefined) return t;
+    if (const ir::data_type t = ir::element_type(v); t != ir::data_type::undefined) return t;
   }
   return ir::data_type::undefined;
 }
@@ -47,7 +48,7 @@ bool same_static_shape(const ir::value* a, const ir::value* b) {
 
 /// The reader of `v` when it is `v`'s only reader and reads it as input 0.
 ir::node* sole_first_input_user(const ir::value* v) {
-  ir::node* user = detail::sole_user(v);
+  ir::node* user = ir::sole_user(v);
   return user && user->input(0) == v ? user : nullptr;
 }
 
@@ -65,10 +66,10 @@ match_result match(const ir::graph& g, const pass_context& ctx, ir::node* conv) 
   // 2. float32 only
   if (float_type_of(ctx, conv) != ir::data_type::float32) return {std::nullopt, "declined-type"};
   // 3. com.microsoft version 1 can be imported
-  if (!detail::microsoft_opset_usable(ctx)) return {std::nullopt, "declined-opset"};
+  if (!fusion::detail::microsoft_opset_usable(ctx)) return {std::nullopt, "declined-opset"};
   // 4. the Conv output feeds one node only
   ir::value* out = conv->output(0);
-  ir::node* next = detail::sole_user(out);
+  ir::node* next = ir::sole_user(out);
   if (!next) return {std::nullopt, "declined-users"};
 
   conv_match m;
@@ -88,15 +89,15 @@ match_result match(const ir::graph& g, const pass_context& ctx, ir::node* conv) 
   }
   // 6. an activation FusedConv accepts (optional after an Add)
   if (next) {
-    if (std::optional<detail::fused_activation> a = detail::match_fused_activation(ctx, next)) {
+    if (std::optional<fusion::detail::fused_activation> a = fusion::detail::match_fused_activation(ctx, next)) {
       m.act = next;
       m.activation = std::move(*a);
     }
   }
   if (!m.add && !m.act) return {std::nullopt, "declined-no-activation"};
   // 7. the last absorbed node's output name can move to the fused node
-  const detail::bypass_result last = m.act ? detail::can_bypass(g, m.act, 0, 0) : detail::can_bypass(g, m.add, m.add_slot, 0);
-  if (last != detail::bypass_result::removed) return {std::nullopt, "declined-output-name"};
+  const ir::bypass_result last = m.act ? ir::can_bypass(g, m.act, 0, 0) : ir::can_bypass(g, m.add, m.add_slot, 0);
+  if (last != ir::bypass_result::removed) return {std::nullopt, "declined-output-name"};
   return {std::move(m), nullptr};
 }
 
@@ -108,10 +109,10 @@ void rewrite(ir::graph& g, pass_context& ctx, const conv_match& m) {
     g.move_before(conv, m.add);
   }
   // Every check was made in match: these bypasses cannot decline.
-  if (m.act) detail::bypass(g, m.act, 0, 0);
-  if (m.add) detail::bypass(g, m.add, m.add_slot, 0);
+  if (m.act) ir::bypass(g, m.act, 0, 0);
+  if (m.add) ir::bypass(g, m.add, m.add_slot, 0);
   conv->set_op_type("FusedConv");
-  conv->set_domain(detail::microsoft_domain);
+  conv->set_domain(fusion::detail::microsoft_domain);
   if (m.act) {
     conv->set_attribute(ir::attribute::make_string("activation", m.activation.name));
     if (!m.activation.params.empty()) {
@@ -119,7 +120,7 @@ void rewrite(ir::graph& g, pass_context& ctx, const conv_match& m) {
     }
   }
   if (m.add) g.set_input(conv, 3, m.residual);
-  ctx.require_opset(detail::microsoft_domain, detail::microsoft_opset);
+  ctx.require_opset(fusion::detail::microsoft_domain, fusion::detail::microsoft_opset);
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string_view>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/conv_weights.hpp"
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "conv_weights.hpp"
 
 namespace inferopt {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 /// the pair was declined. Building it edits nothing.
 struct bn_match {
   ir::node* bn = nullptr;                      // null: no BatchNormalization follows the conv
-  std::optional<detail::conv_weights> folded;  // set when the pair folds
+  std::optional<fusion::detail::conv_weights> folded;  // set when the pair folds
   std::string_view declined;                   // the statistic naming why, otherwise
 };
 
@@ -39,15 +39,15 @@ bool is_inference_form(const ir::node* bn, std::int64_t opset) {
 
 /// Condition 3: one constant floating rank-1 vector of `channels` values.
 std::optional<std::vector<double>> channel_vector(const pass_context& ctx, const ir::value* v, std::int64_t channels) {
-  const ir::tensor* t = detail::constant_tensor(ctx, v);
-  if (!t || !detail::is_floating(t->dtype) || t->dims.size() != 1 || t->dims[0] != channels) return std::nullopt;
-  return detail::constant_floats(ctx, v);
+  const ir::tensor* t = ir::constant_tensor(v, ctx.ir_version());
+  if (!t || !ir::is_floating(t->dtype) || t->dims.size() != 1 || t->dims[0] != channels) return std::nullopt;
+  return ir::constant_floats(v, ctx.ir_version());
 }
 
 bn_match match(const pass_context& ctx, ir::node* conv) {
-  std::optional<detail::conv_weights> c = detail::open_conv_weights(ctx, conv);  // condition 1
+  std::optional<fusion::detail::conv_weights> c = fusion::detail::open_conv_weights(ctx, conv);  // condition 1
   if (!c) return {};
-  ir::node* bn = detail::sole_user(conv->output(0));  // condition 2
+  ir::node* bn = ir::sole_user(conv->output(0));  // condition 2
   if (!bn || !bn->is("BatchNormalization")) return {};
   if (bn->inputs().size() != 5 || bn->input(0) != conv->output(0) || bn->outputs().empty() || !bn->output(0)) {
     return decline(bn, "declined-malformed");
@@ -71,9 +71,9 @@ bn_match match(const pass_context& ctx, ir::node* conv) {
     scale[o] = gamma[o] / std::sqrt(denominator);
     shift[o] = beta[o] - mean[o] * scale[o];  // (B - mean) * s + beta = B * s + shift
   }
-  detail::scale_output_channels(*c, scale);
-  detail::shift_output_channels(*c, shift);
-  if (!detail::fits_weight_type(*c)) return decline(bn, "declined-overflow");
+  fusion::detail::scale_output_channels(*c, scale);
+  fusion::detail::shift_output_channels(*c, shift);
+  if (!fusion::detail::fits_weight_type(*c)) return decline(bn, "declined-overflow");
   return bn_match{bn, std::move(c), {}};
 }
 
@@ -91,11 +91,11 @@ bool fuse_conv_bn::run(ir::graph& g, pass_context& ctx) {
         break;
       }
       // bypass edits nothing when it declines (condition 6), so it goes before the weights.
-      if (detail::bypass(g, m.bn) != detail::bypass_result::removed) {
+      if (ir::bypass(g, m.bn) != ir::bypass_result::removed) {
         ctx.count("declined-output-name");
         break;
       }
-      detail::commit(g, *m.folded);
+      fusion::detail::commit(g, *m.folded);
       ++folded;
     }
   }

@@ -4,9 +4,9 @@
 #include <string_view>
 #include <vector>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/conv_weights.hpp"
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "conv_weights.hpp"
 
 namespace inferopt {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 /// pair was declined. Building it edits nothing.
 struct arithmetic_match {
   ir::node* op = nullptr;                      // null: no foldable op type follows the conv
-  std::optional<detail::conv_weights> folded;  // set when the pair folds
+  std::optional<fusion::detail::conv_weights> folded;  // set when the pair folds
   std::string_view declined;                   // the statistic naming why, otherwise
 };
 
@@ -54,9 +54,9 @@ std::optional<std::vector<double>> per_channel(const ir::tensor& t, std::vector<
 }
 
 arithmetic_match match(const pass_context& ctx, ir::node* conv) {
-  std::optional<detail::conv_weights> c = detail::open_conv_weights(ctx, conv);  // condition 1
+  std::optional<fusion::detail::conv_weights> c = fusion::detail::open_conv_weights(ctx, conv);  // condition 1
   if (!c) return {};
-  ir::node* op = detail::sole_user(conv->output(0));  // condition 2
+  ir::node* op = ir::sole_user(conv->output(0));  // condition 2
   if (!op || !(op->is("Mul") || op->is("Add") || op->is("Sub") || op->is("Div"))) return {};
   if (op->inputs().size() != 2 || op->outputs().size() != 1 || !op->output(0)) return decline(op, "declined-malformed");
   const std::size_t conv_slot = op->input(0) == conv->output(0) ? 0 : 1;
@@ -64,9 +64,9 @@ arithmetic_match match(const pass_context& ctx, ir::node* conv) {
   if (conv_slot != 0 && !commutes) return decline(op, "declined-operand-order");
 
   const ir::value* operand = op->input(1 - conv_slot);  // condition 3
-  const ir::tensor* t = detail::constant_tensor(ctx, operand);
+  const ir::tensor* t = ir::constant_tensor(operand, ctx.ir_version());
   if (!t || t->dtype != c->weight_tensor->dtype) return decline(op, "declined-operand");
-  std::optional<std::vector<double>> values = detail::constant_floats(ctx, operand);
+  std::optional<std::vector<double>> values = ir::constant_floats(operand, ctx.ir_version());
   if (!values) return decline(op, "declined-operand");
 
   const auto output_rank = static_cast<std::int64_t>(c->output_rank());  // condition 4
@@ -77,20 +77,20 @@ arithmetic_match match(const pass_context& ctx, ir::node* conv) {
   if (!k) return decline(op, "declined-broadcast");
 
   if (op->is("Mul")) {
-    detail::scale_output_channels(*c, *k);
+    fusion::detail::scale_output_channels(*c, *k);
   } else if (op->is("Div")) {
     for (double& x : *k) {
       if (x == 0.0) return decline(op, "declined-division-by-zero");  // condition 5
       x = 1.0 / x;
     }
-    detail::scale_output_channels(*c, *k);
+    fusion::detail::scale_output_channels(*c, *k);
   } else {
     if (op->is("Sub")) {
       for (double& x : *k) x = -x;
     }
-    detail::shift_output_channels(*c, *k);
+    fusion::detail::shift_output_channels(*c, *k);
   }
-  if (!detail::fits_weight_type(*c)) return decline(op, "declined-overflow");
+  if (!fusion::detail::fits_weight_type(*c)) return decline(op, "declined-overflow");
   return arithmetic_match{op, std::move(c), {}};
 }
 
@@ -117,11 +117,11 @@ bool fuse_conv_mul_add::run(ir::graph& g, pass_context& ctx) {
       const std::size_t conv_slot = m.op->input(0) == conv->output(0) ? 0 : 1;
       const std::string statistic = folded_statistic(m.op);
       // bypass edits nothing when it declines (condition 6), so it goes before the weights.
-      if (detail::bypass(g, m.op, conv_slot) != detail::bypass_result::removed) {
+      if (ir::bypass(g, m.op, conv_slot) != ir::bypass_result::removed) {
         ctx.count("declined-output-name");
         break;
       }
-      detail::commit(g, *m.folded);
+      fusion::detail::commit(g, *m.folded);
       ctx.count(statistic);
       ++folded;
     }

@@ -5,9 +5,9 @@
 #include <optional>
 #include <string_view>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/fused_activation.hpp"
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "fused_activation.hpp"
 
 namespace inferopt {
 namespace {
@@ -17,7 +17,7 @@ constexpr std::array<std::string_view, 4> gemm_attributes{"alpha", "beta", "tran
 struct gemm_match {
   ir::node* gemm = nullptr;
   ir::node* act = nullptr;
-  detail::fused_activation activation;
+  fusion::detail::fused_activation activation;
 };
 
 struct match_result {
@@ -41,24 +41,24 @@ match_result match(const ir::graph& g, const pass_context& ctx, ir::node* gemm) 
   if (type == ir::data_type::undefined) type = gemm->input(0)->elem_type();
   if (type != ir::data_type::float32) return {std::nullopt, "declined-type"};
   // 3. com.microsoft version 1 can be imported
-  if (!detail::microsoft_opset_usable(ctx)) return {std::nullopt, "declined-opset"};
+  if (!fusion::detail::microsoft_opset_usable(ctx)) return {std::nullopt, "declined-opset"};
   // 4. one reader, an activation FusedGemm accepts
   ir::value* out = gemm->output(0);
-  ir::node* next = detail::sole_user(out);
+  ir::node* next = ir::sole_user(out);
   if (!next || next->input(0) != out) return {std::nullopt, "declined-no-activation"};
-  std::optional<detail::fused_activation> a = detail::match_fused_activation(ctx, next);
+  std::optional<fusion::detail::fused_activation> a = fusion::detail::match_fused_activation(ctx, next);
   if (!a) return {std::nullopt, "declined-no-activation"};
   if (a->name == "Clip" || a->name == "HardSwish") return {std::nullopt, "declined-activation"};
   // 5. the activation's output name can move to the fused node
-  if (detail::can_bypass(g, next, 0, 0) != detail::bypass_result::removed) return {std::nullopt, "declined-output-name"};
+  if (ir::can_bypass(g, next, 0, 0) != ir::bypass_result::removed) return {std::nullopt, "declined-output-name"};
   return {gemm_match{gemm, next, std::move(*a)}, nullptr};
 }
 
 void rewrite(ir::graph& g, pass_context& ctx, const gemm_match& m) {
-  detail::bypass(g, m.act, 0, 0);  // checked in match: cannot decline
+  ir::bypass(g, m.act, 0, 0);  // checked in match: cannot decline
   ir::node* gemm = m.gemm;
   gemm->set_op_type("FusedGemm");
-  gemm->set_domain(detail::microsoft_domain);
+  gemm->set_domain(fusion::detail::microsoft_domain);
   gemm->set_attribute(ir::attribute::make_string("activation", m.activation.name));
   // FusedGemm names its parameters instead of listing them.
   if (!m.activation.params.empty()) {
@@ -67,7 +67,7 @@ void rewrite(ir::graph& g, pass_context& ctx, const gemm_match& m) {
   if (m.activation.params.size() > 1) {
     gemm->set_attribute(ir::attribute::make_float("activation_beta", m.activation.params[1]));
   }
-  ctx.require_opset(detail::microsoft_domain, detail::microsoft_opset);
+  ctx.require_opset(fusion::detail::microsoft_domain, fusion::detail::microsoft_opset);
 }
 
 }  // namespace

@@ -4,9 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/matrix_operands.hpp"
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {
 namespace {
@@ -16,7 +17,7 @@ const char* const trans_flag[2] = {"transA", "transB"};
 /// The matrix Transpose producing `v`, or null.
 ir::node* transpose_producing(const pass_context& ctx, const ir::value* v) {
   ir::node* p = v ? v->producer() : nullptr;
-  return detail::is_matrix_transpose(ctx, p) ? p : nullptr;
+  return ir::is_matrix_transpose(p) ? p : nullptr;
 }
 
 void erase_if_unread(ir::graph& g, ir::node* transpose) {
@@ -53,11 +54,11 @@ const char* matmul_to_gemm(ir::graph& g, const pass_context& ctx, ir::node* matm
   if (!transposes[0] && !transposes[1]) return nullptr;
   if (ctx.onnx_opset() < 11) return "declined-opset";
   for (std::size_t slot = 0; slot < 2; ++slot) {
-    if (!transposes[slot] && detail::known_rank(ctx, matmul->input(slot)) != std::size_t{2}) return "declined-rank";
+    if (!transposes[slot] && ir::known_rank(matmul->input(slot)) != std::size_t{2}) return "declined-rank";
   }
   // A Transpose's output is often untyped; its input has the same element type.
   const auto typed = [&](std::size_t slot) { return transposes[slot] ? transposes[slot]->input(0) : matmul->input(slot); };
-  if (!detail::same_floating_type(ctx, {typed(0), typed(1), matmul->output(0)})) return "declined-type";
+  if (!ir::same_floating_type({typed(0), typed(1), matmul->output(0)})) return "declined-type";
   matmul->set_op_type("Gemm");
   converted = true;
   return nullptr;  // the caller absorbs the Transposes as for any Gemm
@@ -74,10 +75,10 @@ transposed_bias transpose_bias(const pass_context& ctx, const ir::node* gemm) {
   transposed_bias out;
   const ir::value* c = gemm->input(2);
   if (!c) return out;
-  const std::optional<std::vector<std::int64_t>> dims = detail::static_dims(ctx, c);
+  const std::optional<std::vector<std::int64_t>> dims = ir::static_dims(c);
   if (dims && dims->size() <= 2 && ir::tensor::element_count(*dims) == 1) return out;
-  const ir::tensor* t = detail::constant_tensor(ctx, c);
-  std::optional<std::vector<double>> values = detail::constant_floats(ctx, c);
+  const ir::tensor* t = ir::constant_tensor(c, ctx.ir_version());
+  std::optional<std::vector<double>> values = ir::constant_floats(c, ctx.ir_version());
   if (!t || !values || t->dims.size() > 2) {
     out.declined = "declined-bias";
     return out;
@@ -90,7 +91,7 @@ transposed_bias transpose_bias(const pass_context& ctx, const ir::node* gemm) {
     for (std::size_t k = 0; k < cols; ++k) flipped[k * rows + r] = (*values)[r * cols + k];
   }
   out.keep = false;
-  out.value = detail::floats_as(*t, {static_cast<std::int64_t>(cols), static_cast<std::int64_t>(rows)}, flipped);
+  out.value = ir::floats_as(*t, {static_cast<std::int64_t>(cols), static_cast<std::int64_t>(rows)}, flipped);
   return out;
 }
 
@@ -99,15 +100,15 @@ transposed_bias transpose_bias(const pass_context& ctx, const ir::node* gemm) {
 const char* fold_output_transpose(ir::graph& g, const pass_context& ctx, ir::node* gemm, bool& folded) {
   folded = false;
   ir::value* y = gemm->output(0);
-  ir::node* t = detail::sole_user(y);
-  if (!detail::is_matrix_transpose(ctx, t)) return nullptr;
+  ir::node* t = ir::sole_user(y);
+  if (!ir::is_matrix_transpose(t)) return nullptr;
   if (ctx.onnx_opset() < 7) return "declined-opset";
   transposed_bias bias = transpose_bias(ctx, gemm);
   if (bias.declined) return bias.declined;
   const std::optional<ir::value_type> z_type = t->output(0)->type();
   std::optional<ir::value_type> y_type = y->type();
   if (y_type && y_type->dims && y_type->dims->size() == 2) std::swap((*y_type->dims)[0], (*y_type->dims)[1]);
-  if (detail::bypass(g, t) != detail::bypass_result::removed) return "declined-output-name";
+  if (ir::bypass(g, t) != ir::bypass_result::removed) return "declined-output-name";
 
   ir::value* a = gemm->input(0);
   ir::value* b = gemm->input(1);
@@ -117,7 +118,7 @@ const char* fold_output_transpose(ir::graph& g, const pass_context& ctx, ir::nod
   g.set_input(gemm, 1, a);
   gemm->set_attribute(ir::attribute::make_int("transA", 1 - trans_b));
   gemm->set_attribute(ir::attribute::make_int("transB", 1 - trans_a));
-  if (!bias.keep) detail::set_constant_input(g, gemm, 2, std::move(*bias.value), gemm->input(2)->name());
+  if (!bias.keep) ir::set_constant_input(g, gemm, 2, std::move(*bias.value), gemm->input(2)->name());
   y->set_type(z_type ? z_type : y_type);  // Y now holds what Z held: the transposed shape
   folded = true;
   return nullptr;

@@ -1,8 +1,9 @@
 #include "inferopt/fusion/fuse_matmul_add.hpp"
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/matrix_operands.hpp"
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {
 namespace {
@@ -31,12 +32,12 @@ bool is_column_bias(const std::vector<std::int64_t>& c, std::int64_t n) {
 /// per-column bias of at most 2 dims or a constant (reshaped to [N]). Sets `batched_a`.
 const char* check_batched(const pass_context& ctx, const ir::value* a, const ir::value* b, const ir::value* c,
                           match& m) {
-  const std::optional<std::vector<std::int64_t>> a_dims = detail::static_dims(ctx, a);
-  const std::optional<std::int64_t> n = detail::static_dim(ctx, b, 1);
-  if (!a_dims || a_dims->size() < 3 || detail::known_rank(ctx, b) != std::size_t{2} || !n) return "declined-rank";
+  const std::optional<std::vector<std::int64_t>> a_dims = ir::static_dims(a);
+  const std::optional<std::int64_t> n = ir::static_dim(b, 1);
+  if (!a_dims || a_dims->size() < 3 || ir::known_rank(b) != std::size_t{2} || !n) return "declined-rank";
   if (ctx.onnx_opset() < 5) return "declined-opset";  // Reshape takes its shape as an input from 5
-  const std::optional<std::vector<std::int64_t>> c_dims = detail::static_dims(ctx, c);
-  if (!c_dims || !is_column_bias(*c_dims, *n) || (c_dims->size() > 2 && !detail::constant_tensor(ctx, c))) {
+  const std::optional<std::vector<std::int64_t>> c_dims = ir::static_dims(c);
+  if (!c_dims || !is_column_bias(*c_dims, *n) || (c_dims->size() > 2 && !ir::constant_tensor(c, ctx.ir_version()))) {
     return "declined-shape";
   }
   m.batched_a = a_dims;
@@ -50,7 +51,7 @@ match match_at(const pass_context& ctx, ir::node* matmul) {
     return m;
   }
   ir::value* y = matmul->output(0);
-  ir::node* add = detail::sole_user(y);  // condition 2
+  ir::node* add = ir::sole_user(y);  // condition 2
   if (!add || !add->is("Add") || add->inputs().size() != 2 || add->outputs().size() != 1) return m;
   m.matmul = matmul;
   m.add = add;
@@ -60,13 +61,13 @@ match match_at(const pass_context& ctx, ir::node* matmul) {
   const ir::value* c = add->input(1 - m.data_index);
   if (ctx.onnx_opset() < 7) {  // condition 1
     m.declined = "declined-opset";
-  } else if (!c || !detail::same_floating_type(ctx, {a, b, c})) {
+  } else if (!c || !ir::same_floating_type({a, b, c})) {
     m.declined = "declined-type";  // condition 4
-  } else if (detail::known_rank(ctx, a) != std::size_t{2} || detail::known_rank(ctx, b) != std::size_t{2}) {
+  } else if (ir::known_rank(a) != std::size_t{2} || ir::known_rank(b) != std::size_t{2}) {
     m.declined = check_batched(ctx, a, b, c, m);  // condition 3, batched form
   } else {
-    const std::optional<std::vector<std::int64_t>> c_dims = detail::static_dims(ctx, c);  // condition 5
-    if (!c_dims || !detail::broadcasts_to_matrix(*c_dims, detail::static_dim(ctx, a, 0), detail::static_dim(ctx, b, 1))) {
+    const std::optional<std::vector<std::int64_t>> c_dims = ir::static_dims(c);  // condition 5
+    if (!c_dims || !ir::broadcasts_to_matrix(*c_dims, ir::static_dim(a, 0), ir::static_dim(b, 1))) {
       m.declined = "declined-shape";
     }
   }
@@ -78,20 +79,20 @@ match match_at(const pass_context& ctx, ir::node* matmul) {
 void rewrite_batched(ir::graph& g, pass_context& ctx, const match& m) {
   const std::vector<std::int64_t>& a_dims = *m.batched_a;
   const std::int64_t k = a_dims.back();
-  const std::int64_t n = *detail::static_dim(ctx, m.matmul->input(1), 1);
+  const std::int64_t n = *ir::static_dim(m.matmul->input(1), 1);
   std::int64_t rows = 1;
   for (std::size_t i = 0; i + 1 < a_dims.size(); ++i) rows *= a_dims[i];
   std::vector<std::int64_t> out_dims(a_dims.begin(), a_dims.end() - 1);
   out_dims.push_back(n);
-  const ir::data_type t = detail::element_type(ctx, m.matmul->input(0));
+  const ir::data_type t = ir::element_type(m.matmul->input(0));
   auto shape_constant = [&](const std::string& base, const std::vector<std::int64_t>& dims) {
     std::string name = g.unique_name(base);
     return g.add_initializer(name, ir::tensor::from_values<std::int64_t>(name, {static_cast<std::int64_t>(dims.size())}, dims));
   };
 
   ir::value* c = m.add->input(1 - m.data_index);
-  if (detail::static_dims(ctx, c)->size() > 2) {  // a constant [1, ..., N]: Gemm wants [N]
-    ir::tensor flat = *detail::constant_tensor(ctx, c);
+  if (ir::static_dims(c)->size() > 2) {  // a constant [1, ..., N]: Gemm wants [N]
+    ir::tensor flat = *ir::constant_tensor(c, ctx.ir_version());
     flat.dims = {flat.element_count()};
     flat.name = g.unique_name(c->name() + "_flat");
     c = g.add_initializer(flat.name, flat);
@@ -147,7 +148,7 @@ bool fuse_matmul_add::run(ir::graph& g, pass_context& ctx) {
       ctx.count("batched-matmul-adds-fused");
       continue;
     }
-    if (detail::bypass(g, m.add, m.data_index) != detail::bypass_result::removed) {  // condition 6
+    if (ir::bypass(g, m.add, m.data_index) != ir::bypass_result::removed) {  // condition 6
       ctx.count("declined-output-name");
       continue;
     }

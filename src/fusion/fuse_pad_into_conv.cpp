@@ -4,8 +4,9 @@
 #include <optional>
 #include <vector>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/shape_operands.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {
 namespace {
@@ -23,21 +24,21 @@ bool pads_with_zero(const pass_context& ctx, const ir::node& pad, bool from_attr
   if (from_attribute) return pad.attr_float("value", 0.0f) == 0.0f;
   const ir::value* v = pad.input(2);
   if (!v) return true;
-  const std::optional<std::vector<double>> value = detail::constant_floats(ctx, v);
+  const std::optional<std::vector<double>> value = ir::constant_floats(v, ctx.ir_version());
   return value && value->size() == 1 && (*value)[0] == 0.0;
 }
 
 /// The Pad's pads as (begin per axis, end per axis) over all `rank` axes; nullopt when they
 /// are not constant, not well formed, or need an unknown rank.
 std::optional<ints> full_pads(const pass_context& ctx, const ir::node& pad, bool from_attribute) {
-  const std::optional<detail::int_list> pads = detail::int_list_operand(ctx, pad, "pads", 1, from_attribute);
+  const std::optional<ir::int_list> pads = ir::int_list_operand(pad, "pads", 1, from_attribute, ctx.ir_version());
   if (!pads || !pads->present || pads->values.size() % 2 != 0) return std::nullopt;
   const std::size_t listed = pads->values.size() / 2;
-  std::optional<detail::int_list> axes = detail::int_list{};
-  if (!from_attribute && ctx.onnx_opset() >= 18) axes = detail::int_list_operand(ctx, pad, "axes", 3, false);
+  std::optional<ir::int_list> axes = ir::int_list{};
+  if (!from_attribute && ctx.onnx_opset() >= 18) axes = ir::int_list_operand(pad, "axes", 3, false, ctx.ir_version());
   if (!axes) return std::nullopt;
   if (!axes->present) return pads->values;
-  const std::optional<std::size_t> rank = detail::known_rank(pad.input(0));
+  const std::optional<std::size_t> rank = ir::known_rank(pad.input(0));
   if (!rank || axes->values.size() != listed) return std::nullopt;
   const auto r = static_cast<std::int64_t>(*rank);
   ints out(2 * *rank, 0);
@@ -75,7 +76,7 @@ std::optional<pad_match> match(const pass_context& ctx, ir::node* pad) {
   if (std::any_of(pads->begin(), pads->end(), [](std::int64_t p) { return p < 0; })) return std::nullopt;
   if ((*pads)[0] || (*pads)[1] || (*pads)[rank] || (*pads)[rank + 1]) return std::nullopt;
 
-  ir::node* consumer = detail::sole_user(pad->output(0));
+  ir::node* consumer = ir::sole_user(pad->output(0));
   if (!consumer || consumer->input(0) != pad->output(0) || !consumer_accepts_pads(*consumer)) return std::nullopt;
   const std::size_t spatial = rank - 2;
   ints conv_pads = consumer->attr_ints("pads", ints(2 * spatial, 0));

@@ -1,11 +1,12 @@
-#include "inferopt/fusion/detail/fused_activation.hpp"
+#include "fused_activation.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 
-namespace inferopt::detail {
+namespace inferopt::fusion::detail {
 namespace {
 
 /// A Clip bound given as input `index` (opset >= 11): absent keeps `fallback`; otherwise it
@@ -13,7 +14,7 @@ namespace {
 bool clip_bound(const pass_context& ctx, const ir::node* n, std::size_t index, float& bound) {
   const ir::value* v = n->input(index);
   if (!v) return true;
-  const std::optional<std::vector<double>> values = constant_floats(ctx, v);
+  const std::optional<std::vector<double>> values = ir::constant_floats(v, ctx.ir_version());
   if (!values || values->size() != 1) return false;
   bound = static_cast<float>((*values)[0]);
   return true;
@@ -64,4 +65,4 @@ bool microsoft_opset_usable(const pass_context& ctx) {
   return !version || *version == microsoft_opset;
 }
 
-}  // namespace inferopt::detail
+}  // namespace inferopt::fusion::detail

@@ -1,11 +1,13 @@
 #include "inferopt/prune/apply_pruning.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "cuttable_constant.hpp"
 #include "inferopt/core/error.hpp"
-#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/verify.hpp"
 
@@ -44,7 +46,7 @@ ir::tensor gather(const ir::tensor& t, std::int64_t axis, std::int64_t kept, Kee
 
 class cutter {
  public:
-  cutter(ir::model& m, const channel_analysis& a, const pruning_plan& plan) : model_(m), ctx_(m), a_(a) {
+  cutter(ir::model& m, const channel_analysis& a, const pruning_plan& plan) : model_(m), ir_version_(m.ir_version), a_(a) {
     removed_.assign(a.group_of_channel.size(), false);
     for (const group_selection& s : plan.groups) {
       for (std::size_t u : s.removed_units) {
@@ -78,7 +80,7 @@ class cutter {
         return cut_constant(s, kept, [&](std::int64_t, std::int64_t c) { return keep[c]; });
       case cut_kind::grouped_input_axis: {
         // Axis 1 holds the inputs of one group; output row o belongs to group o / rows_per_group.
-        const auto current = cuttable_constant(ctx_, s.node->input(s.input_index));
+        const auto current = cuttable_constant(s.node->input(s.input_index), ir_version_);
         expects(current.has_value(), "a grouped Conv weight stays cuttable");
         const std::int64_t per_group = static_cast<std::int64_t>(s.layout.size()) / s.groups;
         const std::int64_t rows_per_group = current->dims[0] / s.groups;
@@ -90,10 +92,10 @@ class cutter {
         s.node->set_attribute(ir::attribute::make_int("group", kept));
         return;
       case cut_kind::reshape_target: {
-        auto shape = detail::constant_ints(ctx_, s.node->input(s.input_index));
+        auto shape = ir::constant_ints(s.node->input(s.input_index), ir_version_);
         expects(shape.has_value(), "a Reshape target stays constant");
         (*shape)[s.axis] = static_cast<std::int64_t>(std::count(keep.begin(), keep.end(), true));
-        detail::set_constant_input(g, s.node, s.input_index,
+        ir::set_constant_input(g, s.node, s.input_index,
                                    ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(shape->size())}, *shape),
                                    s.node->input(s.input_index)->name() + "_pruned");
         return;
@@ -106,7 +108,7 @@ class cutter {
           if (sizes.back() == 0) throw error(errc::invalid_argument, "pruning would empty an output of " + s.node->describe());
         }
         if (s.node->input(1)) {
-          detail::set_constant_input(g, s.node, 1,
+          ir::set_constant_input(g, s.node, 1,
                                      ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(sizes.size())}, sizes),
                                      s.node->input(1)->name() + "_pruned");
         } else {
@@ -121,7 +123,7 @@ class cutter {
   template <class Keep>
   void cut_constant(const cut_site& s, std::int64_t kept, Keep keep_slice) {
     ir::value* v = s.node->input(s.input_index);
-    const auto current = cuttable_constant(ctx_, v);
+    const auto current = cuttable_constant(v, ir_version_);
     expects(current.has_value(), "a cut constant stays cuttable");
     ir::graph& g = *s.node->owner();
     if (current->constant_of_shape) {
@@ -129,7 +131,7 @@ class cutter {
       std::vector<std::int64_t> dims = current->dims;
       dims[s.axis] = kept;
       ir::node* producer = const_cast<ir::node*>(current->constant_of_shape);
-      detail::set_constant_input(g, producer, 0,
+      ir::set_constant_input(g, producer, 0,
                                  ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(dims.size())}, dims),
                                  v->name() + "_shape");
       return;
@@ -153,7 +155,7 @@ class cutter {
   }
 
   ir::model& model_;
-  const pass_context ctx_;
+  const std::int64_t ir_version_;
   const channel_analysis& a_;
   std::vector<bool> removed_;
   apply_result result_;

@@ -24,8 +24,9 @@
 #include <unordered_set>
 
 #include "inferopt/core/error.hpp"
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/constants.hpp"
 
 namespace inferopt::prune {
 
@@ -59,12 +60,12 @@ bool is_per_channel(const ir::node& n) { return n.attr_int("spatial", 1) != 0; }
 
 /// The channel count when `n` is an inference-form BatchNormalization whose scale, bias, mean
 /// and variance are constant floating-point vectors of one length; nullopt otherwise.
-std::optional<std::int64_t> recalibratable_channels(const pass_context& ctx, const ir::node& n) {
+std::optional<std::int64_t> recalibratable_channels(const ir::node& n, std::int64_t ir_version) {
   if (!n.is("BatchNormalization") || n.inputs().size() != 5 || !n.input(0) || !n.output(0)) return std::nullopt;
   if (n.attr_int("training_mode", 0) != 0 || uses_extra_outputs(n) || !is_per_channel(n)) return std::nullopt;
   std::optional<std::size_t> channels;
   for (std::size_t k = 1; k < 5; ++k) {
-    const std::optional<std::vector<double>> values = detail::constant_floats(ctx, n.input(k));
+    const std::optional<std::vector<double>> values = ir::constant_floats(n.input(k), ir_version);
     if (!values || values->empty() || (channels && *channels != values->size())) return std::nullopt;
     channels = values->size();
   }
@@ -95,8 +96,8 @@ std::vector<ir::node*> chosen_nodes(const ir::graph& g, const bn_recalibration_o
 /// The element type the replacement computes in: the input's, or the scale's when the input's
 /// type is unknown (they agree for every opset before 15).
 ir::data_type compute_type(const ir::node& bn) {
-  if (detail::is_floating(bn.input(0)->elem_type())) return bn.input(0)->elem_type();
-  if (detail::is_floating(bn.input(1)->elem_type())) return bn.input(1)->elem_type();
+  if (ir::is_floating(bn.input(0)->elem_type())) return bn.input(0)->elem_type();
+  if (ir::is_floating(bn.input(1)->elem_type())) return bn.input(1)->elem_type();
   return ir::data_type::float32;
 }
 
@@ -139,7 +140,7 @@ statistics_names normalize_with_batch_statistics(ir::graph& g, ir::node* bn, std
   ir::value* mean = reduce_mean(view, "batch_mean");
   ir::value* centered = add("Sub", {view, mean}, "centered");
   ir::value* var = reduce_mean(add("Mul", {centered, centered}, "squared"), "batch_var");
-  ir::value* eps = constant("epsilon", detail::floats_as(like, {}, std::vector<double>{epsilon}));
+  ir::value* eps = constant("epsilon", ir::floats_as(like, {}, std::vector<double>{epsilon}));
   ir::value* normalized = add("Div", {centered, add("Sqrt", {add("Add", {var, eps}, "var_eps")}, "std")}, "normalized");
   ir::value* scaled = add("Mul", {normalized, add("Reshape", {bn->input(1), per_channel}, "scale")}, "scaled");
   ir::value* shifted = add("Add", {scaled, add("Reshape", {bn->input(2), per_channel}, "bias")}, "shifted");
@@ -151,13 +152,13 @@ statistics_names normalize_with_batch_statistics(ir::graph& g, ir::node* bn, std
 }
 
 /// The private copy: `layers` measure their batch statistics, train-mode nodes use theirs.
-ir::model statistics_model(const ir::model& m, std::vector<layer>& layers, const pass_context& ctx) {
+ir::model statistics_model(const ir::model& m, std::vector<layer>& layers) {
   ir::model copy;
   copy.ir_version = m.ir_version;
   copy.opsets = m.opsets;
   copy.replace_graph(m.graph().clone());
   ir::graph& g = copy.graph();
-  const std::int64_t opset = ctx.onnx_opset();
+  const std::int64_t opset = m.opset("").value_or(0);
   if (opset < 5) {
     throw error(errc::unsupported, "batch norm recalibration: opset " + std::to_string(opset) + " is older than 5");
   }
@@ -255,11 +256,11 @@ void measure(const ir::model& copy, std::span<const runtime::tensor_map> batches
 void replace_statistic(ir::graph& g, ir::node* n, std::size_t index, std::span<const double> values) {
   ir::value* old = n->input(index);
   const ir::tensor& like = *old->initializer();
-  ir::tensor t = detail::floats_as(like, like.dims, values);
+  ir::tensor t = ir::floats_as(like, like.dims, values);
   if (old->uses().size() == 1 && !old->is_graph_output()) {
     g.set_initializer(old, std::move(t));
   } else {
-    (void)detail::set_constant_input(g, n, index, std::move(t), old->name());
+    (void)ir::set_constant_input(g, n, index, std::move(t), old->name());
   }
 }
 
@@ -268,10 +269,9 @@ void replace_statistic(ir::graph& g, ir::node* n, std::size_t index, std::span<c
 bn_recalibration_result recalibrate_batch_norm(ir::model& m, std::span<const runtime::tensor_map> batches,
                                                const bn_recalibration_options& options) {
   expects(!batches.empty(), "batch norm recalibration needs at least one batch");
-  const pass_context ctx(m);
   std::vector<layer> layers;
   for (ir::node* n : chosen_nodes(m.graph(), options)) {
-    const std::optional<std::int64_t> channels = recalibratable_channels(ctx, *n);
+    const std::optional<std::int64_t> channels = recalibratable_channels(*n, m.ir_version);
     if (!channels) continue;
     layer l;
     l.node = n;
@@ -283,7 +283,7 @@ bn_recalibration_result recalibrate_batch_norm(ir::model& m, std::span<const run
   bn_recalibration_result result;
   if (layers.empty()) return result;
 
-  measure(statistics_model(m, layers, ctx), batches, layers, options.threads);
+  measure(statistics_model(m, layers), batches, layers, options.threads);
 
   // Every statistic is checked before the first one is written, so a failure edits nothing.
   const double count = static_cast<double>(batches.size());

@@ -7,15 +7,17 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/matrix_operands.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/shapes.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "cuttable_constant.hpp"
 
 namespace inferopt::prune {
 namespace {
 
-using detail::constant_ints;
+using ir::constant_ints;
 
 /// Which channel sits at each position of one axis of a tensor.
 struct layout {
@@ -79,7 +81,7 @@ bool is_elementwise(const ir::node& n) {
 class analyzer {
  public:
   analyzer(const ir::model& m, const channel_analysis_options& options)
-      : model_(m), graph_(m.graph()), ctx_(m), options_(options) {}
+      : model_(m), graph_(m.graph()), ir_version_(m.ir_version), options_(options) {}
 
   channel_analysis run() {
     for (ir::node* n : graph_.nodes()) visit(*n);
@@ -91,12 +93,12 @@ class analyzer {
  private:
   // ---- shapes: the fusion helpers, which also read a constant's own dims --------------------
   std::optional<std::int64_t> rank_of(const ir::value* v) const {
-    const auto rank = detail::known_rank(ctx_, v);
+    const auto rank = ir::known_rank(v);
     return rank ? std::optional(static_cast<std::int64_t>(*rank)) : std::nullopt;
   }
 
   std::optional<std::int64_t> dim_of(const ir::value* v, std::int64_t axis) const {
-    return axis < 0 ? std::nullopt : detail::static_dim(ctx_, v, static_cast<std::size_t>(axis));
+    return axis < 0 ? std::nullopt : ir::static_dim(v, static_cast<std::size_t>(axis));
   }
 
   // ---- bookkeeping -------------------------------------------------------------------------
@@ -194,7 +196,7 @@ class analyzer {
   /// added to the output like a residual.
   void conv(const ir::node& n) {
     const ir::value* x = n.input(0);
-    const auto weight = cuttable_constant(ctx_, n.input(1));
+    const auto weight = cuttable_constant(n.input(1), ir_version_);
     const layout* in = layout_of(x);
     if (!weight || weight->dims.size() < 3 || !bias_cuttable(n, 2)) {
       return unknown(n, "weights or bias that are not constants of this node alone");
@@ -241,7 +243,7 @@ class analyzer {
 
   /// ConvTranspose: W[Cin, Cout/group, k...]; only group 1 is modelled.
   void conv_transpose(const ir::node& n) {
-    const auto weight = cuttable_constant(ctx_, n.input(1));
+    const auto weight = cuttable_constant(n.input(1), ir_version_);
     const layout* in = layout_of(n.input(0));
     if (!weight || weight->dims.size() < 3 || !bias_cuttable(n, 2) || n.attr_int("group", 1) != 1) {
       return unknown(n, "a grouped ConvTranspose or one with shared weights");
@@ -258,14 +260,14 @@ class analyzer {
   }
 
   bool bias_cuttable(const ir::node& n, std::size_t index) const {
-    return !n.input(index) || cuttable_constant(ctx_, n.input(index)).has_value();
+    return !n.input(index) || cuttable_constant(n.input(index), ir_version_).has_value();
   }
 
   /// Gemm: Y = op(A) op(B) + C; tracked features of A are B's rows (columns when transB), and
   /// Y's features are new channels owned by B's columns and C.
   void gemm(const ir::node& n) {
     const layout* in = layout_of(n.input(0));
-    const auto weight = cuttable_constant(ctx_, n.input(1));
+    const auto weight = cuttable_constant(n.input(1), ir_version_);
     const bool trans_a = n.attr_int("transA", 0) != 0;
     const bool trans_b = n.attr_int("transB", 0) != 0;
     if (!weight || weight->dims.size() != 2) return unknown(n, "a Gemm whose B is not a constant of its own");
@@ -275,7 +277,7 @@ class analyzer {
     const std::int64_t features = weight->dims[trans_b ? 0 : 1];
     std::optional<std::int64_t> bias_axis;
     if (const ir::value* c = n.input(2)) {
-      const auto bias = cuttable_constant(ctx_, c);
+      const auto bias = cuttable_constant(c, ir_version_);
       if (!bias) return unknown(n, "a Gemm whose C is not a constant of its own");
       if (!bias->dims.empty() && bias->dims.back() == features && features != 1) {
         bias_axis = static_cast<std::int64_t>(bias->dims.size()) - 1;
@@ -291,7 +293,7 @@ class analyzer {
   /// MatMul with a constant 2-D B[K, N]: A's last axis is K, Y's last axis is N.
   void matmul(const ir::node& n) {
     const layout* in = layout_of(n.input(0));
-    const auto weight = cuttable_constant(ctx_, n.input(1));
+    const auto weight = cuttable_constant(n.input(1), ir_version_);
     const auto rank = rank_of(n.input(0));
     if (!weight || weight->dims.size() != 2 || !rank || *rank < 2) {
       return unknown(n, "a MatMul whose B is not a 2-D constant of its own");
@@ -313,7 +315,7 @@ class analyzer {
     const std::size_t parameters = batch_norm ? 5 : 3;
     bool ok = in->axis == 1 && n.attr_int("training_mode", 0) == 0;
     for (std::size_t i = 1; i < n.outputs().size(); ++i) ok = ok && !(n.output(i) && n.output(i)->has_uses());
-    for (std::size_t i = 1; i < parameters && ok; ++i) ok = cuttable_constant(ctx_, n.input(i)).has_value();
+    for (std::size_t i = 1; i < parameters && ok; ++i) ok = cuttable_constant(n.input(i), ir_version_).has_value();
     if (!ok) return unknown(n, "a normalization in training mode or with shared parameters");
     for (std::size_t i = 1; i < parameters; ++i) add_site(cut_kind::constant_axis, n, i, 0, in->ids);
     set_layout(n.output(0), *in);
@@ -340,13 +342,13 @@ class analyzer {
     bool channel_axis_untouched = false;
     if (n.is("Pad")) {
       std::optional<std::vector<std::int64_t>> pads =
-          n.input(1) ? constant_ints(ctx_, n.input(1)) : n.attr_ints("pads", {});
+          n.input(1) ? ir::constant_ints(n.input(1), ir_version_) : n.attr_ints("pads", {});
       const bool all_axes = !n.input(3) && rank && pads && static_cast<std::int64_t>(pads->size()) == 2 * *rank;
       channel_axis_untouched = all_axes && (*pads)[in->axis] == 0 && (*pads)[in->axis + *rank] == 0;
     } else {
       // Resize's `sizes` would state the channel count; only scales of 1 on that axis keep it.
       const std::size_t scales_input = n.is("Upsample") ? 1 : 2;
-      const auto scales = detail::constant_floats(ctx_, n.input(scales_input));
+      const auto scales = ir::constant_floats(n.input(scales_input), ir_version_);
       const bool sizes_given = n.is("Resize") && n.input(3);
       channel_axis_untouched = !sizes_given && scales && in->axis < static_cast<std::int64_t>(scales->size()) &&
                                (*scales)[in->axis] == 1.0;
@@ -391,7 +393,7 @@ class analyzer {
       if (axis < 0) continue;  // broadcast over channels
       const auto size = dim_of(v, axis);
       if (size == 1) continue;
-      if (size == channels && cuttable_constant(ctx_, v)) {
+      if (size == channels && cuttable_constant(v, ir_version_)) {
         add_site(cut_kind::constant_axis, n, i, axis, first->ids);
         continue;
       }
@@ -443,7 +445,7 @@ class analyzer {
     }
     std::optional<std::vector<std::int64_t>> sizes;
     if (n.input(1)) {
-      if (cuttable_constant(ctx_, n.input(1))) sizes = constant_ints(ctx_, n.input(1));
+      if (cuttable_constant(n.input(1), ir_version_)) sizes = ir::constant_ints(n.input(1), ir_version_);
     } else if (n.find_attribute("split")) {
       sizes = n.attr_ints("split", {});
     }
@@ -503,7 +505,7 @@ class analyzer {
   void reshape(const ir::node& n) {
     const layout* in = layout_of(n.input(0));
     if (!in) return;
-    const auto target = constant_ints(ctx_, n.input(1));
+    const auto target = ir::constant_ints(n.input(1), ir_version_);
     const auto block = block_after(n.input(0), in->axis);
     const auto axis = static_cast<std::size_t>(in->axis);
     if (!target || !block || target->size() != axis + 1) {
@@ -517,7 +519,7 @@ class analyzer {
     if ((*target)[axis] != -1 && (*target)[axis] != features) return unknown(n, "a Reshape that splits the channel axis");
     layout out = spread(*in, in->axis, *block);
     if ((*target)[axis] > 0) {
-      if (!cuttable_constant(ctx_, n.input(1))) return unknown(n, "a Reshape whose shape is shared");
+      if (!cuttable_constant(n.input(1), ir_version_)) return unknown(n, "a Reshape whose shape is shared");
       add_site(cut_kind::reshape_target, n, 1, in->axis, out.ids);
     }
     set_layout(n.output(0), std::move(out));
@@ -543,7 +545,7 @@ class analyzer {
     const auto in_rank = rank_of(n.input(0));
     const auto out_rank = rank_of(n.output(0));
     std::optional<std::vector<std::int64_t>> axes =
-        n.input(1) ? constant_ints(ctx_, n.input(1)) : std::optional(n.attr_ints("axes", {}));
+        n.input(1) ? ir::constant_ints(n.input(1), ir_version_) : std::optional(n.attr_ints("axes", {}));
     if (!in_rank || !out_rank || !axes || axes->empty()) return unknown(n, "a Squeeze/Unsqueeze with unknown axes");
     const bool squeezing = n.is("Squeeze");
     const std::int64_t axes_rank = squeezing ? *in_rank : *out_rank;
@@ -678,7 +680,7 @@ class analyzer {
 
   const ir::model& model_;
   const ir::graph& graph_;
-  const pass_context ctx_;
+  const std::int64_t ir_version_;
   const channel_analysis_options& options_;
   channel_analysis out_;
   channel_sets sets_;

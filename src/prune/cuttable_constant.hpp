@@ -6,10 +6,11 @@
 #include <optional>
 #include <vector>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/node.hpp"
 #include "inferopt/ir/value.hpp"
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/ir/constants.hpp"
 
 namespace inferopt::prune {
 
@@ -19,12 +20,12 @@ struct cuttable {
   const ir::node* constant_of_shape = nullptr;
 };
 
-inline std::optional<cuttable> cuttable_constant(const pass_context& ctx, const ir::value* v) {
+inline std::optional<cuttable> cuttable_constant(const ir::value* v, std::int64_t ir_version) {
   if (!v || v->uses().size() != 1 || v->is_graph_output()) return std::nullopt;
-  if (const ir::tensor* t = detail::constant_tensor(ctx, v)) return cuttable{t->dims, t, nullptr};
+  if (const ir::tensor* t = ir::constant_tensor(v, ir_version)) return cuttable{t->dims, t, nullptr};
   const ir::node* p = v->producer();
   if (!p || !p->is("ConstantOfShape")) return std::nullopt;  // its shape may be shared: cuts write a new one
-  auto shape = detail::constant_ints(ctx, p->input(0));
+  auto shape = ir::constant_ints(p->input(0), ir_version);
   if (!shape) return std::nullopt;
   return cuttable{std::move(*shape), nullptr, p};
 }

@@ -5,7 +5,8 @@
 #include <map>
 #include <random>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/graph.hpp"
 
 namespace inferopt::prune {
@@ -50,11 +51,11 @@ struct axis_view {
 
 /// One score per output channel of a source's producer; null when its weights hold no
 /// readable data (a ConstantOfShape weight: every filter is the same, so no channel wins).
-std::optional<std::vector<double>> filter_scores(const pass_context& ctx, const channel_source& s,
+std::optional<std::vector<double>> filter_scores(std::int64_t ir_version, const channel_source& s,
                                                  importance_criterion criterion) {
   const ir::value* w = s.producer->input(s.weight_input);
-  const ir::tensor* t = detail::constant_tensor(ctx, w);
-  const auto values = detail::constant_floats(ctx, w);
+  const ir::tensor* t = ir::constant_tensor(w, ir_version);
+  const auto values = ir::constant_floats(w, ir_version);
   if (!t || !values) return std::nullopt;
   const axis_view v(*t, s.weight_axis);
   const auto at = [&](std::int64_t o, std::int64_t c, std::int64_t i) {
@@ -93,11 +94,11 @@ std::optional<std::vector<double>> filter_scores(const pass_context& ctx, const 
 }
 
 /// |gamma| per channel id from every BatchNormalization cut site (largest when several).
-std::map<channel_id, double> batch_norm_scales(const pass_context& ctx, const channel_analysis& a) {
+std::map<channel_id, double> batch_norm_scales(std::int64_t ir_version, const channel_analysis& a) {
   std::map<channel_id, double> out;
   for (const cut_site& s : a.sites) {
     if (s.kind != cut_kind::constant_axis || !s.node->is("BatchNormalization") || s.input_index != 1) continue;
-    const auto gamma = detail::constant_floats(ctx, s.node->input(1));
+    const auto gamma = ir::constant_floats(s.node->input(1), ir_version);
     if (!gamma || gamma->size() != s.layout.size()) continue;
     for (std::size_t p = 0; p < s.layout.size(); ++p) {
       double& score = out[s.layout[p]];
@@ -119,11 +120,11 @@ double reduce(const std::vector<double>& xs, score_reduction how) {
 
 std::vector<std::vector<double>> unit_importance(const ir::model& m, const channel_analysis& a,
                                                  const importance_options& options) {
-  const pass_context ctx(m);
+  const std::int64_t ir_version = m.ir_version;
   std::vector<std::vector<double>> out(a.groups.size());
   std::mt19937_64 rng(options.seed);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  const auto bn = options.criterion == importance_criterion::bn_scale ? batch_norm_scales(ctx, a)
+  const auto bn = options.criterion == importance_criterion::bn_scale ? batch_norm_scales(ir_version, a)
                                                                       : std::map<channel_id, double>{};
   const importance_criterion filter_criterion =
       options.criterion == importance_criterion::bn_scale ? importance_criterion::l2 : options.criterion;
@@ -150,7 +151,7 @@ std::vector<std::vector<double>> unit_importance(const ir::model& m, const chann
     } else {
       for (std::size_t s : group.sources) {
         const channel_source& src = a.sources[s];
-        if (auto f = filter_scores(ctx, src, filter_criterion)) {
+        if (auto f = filter_scores(ir_version, src, filter_criterion)) {
           for (std::int64_t i = 0; i < src.channels; ++i) channel_score[src.first + i] = (*f)[i];
         }
       }

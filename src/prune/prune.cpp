@@ -38,16 +38,16 @@ std::vector<layer_cost> layer_costs(const ir::model& m) {
     }
   }
   (void)ir::infer_shapes(copy);
-  const pass_context ctx(copy);
+  const std::int64_t ir_version = copy.ir_version;
   std::vector<layer_cost> out;
   for (const ir::node* n : copy.graph().nodes()) {
     if (!has_weights(*n)) continue;
     layer_cost c{n->label(), n->op_type(), 0, ir::node_macs(*n).value_or(0), 0};
     for (const ir::value* v : n->inputs()) {
       if (!v) continue;
-      if (const ir::tensor* t = detail::constant_tensor(ctx, v)) {
+      if (const ir::tensor* t = ir::constant_tensor(v, ir_version)) {
         c.params += t->element_count();
-      } else if (auto cos = cuttable_constant(ctx, v); cos && cos->constant_of_shape) {
+      } else if (auto cos = cuttable_constant(v, ir_version); cos && cos->constant_of_shape) {
         c.params += ir::tensor::element_count(cos->dims);
       }
     }

@@ -1,7 +1,7 @@
 #include "inferopt/quant/calibration_state.hpp"
 
 #include "inferopt/core/error.hpp"
-#include "inferopt/quant/detail/byte_io.hpp"
+#include "byte_io.hpp"
 
 namespace inferopt::quant {
 

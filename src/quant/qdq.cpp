@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "inferopt/core/error.hpp"
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt::quant {
 
@@ -37,7 +37,7 @@ struct planner {
   const ir::model& model;
   const range_table& ranges;
   const qdq_options& options;
-  pass_context ctx;
+  std::int64_t ir_version;  // which initializers are constants (ir::is_constant)
   bool per_channel;
 
   [[nodiscard]] bool excluded(const ir::node& n) const {
@@ -50,7 +50,7 @@ struct planner {
   /// Why activation `v` cannot be quantized, or empty.
   [[nodiscard]] std::string activation_problem(const ir::value* v, bool untyped_ok) const {
     if (!v) return "an omitted input";
-    if (ctx.is_constant(*v)) return "constant operand '" + v->name() + "'";
+    if (ir::is_constant(*v, ir_version)) return "constant operand '" + v->name() + "'";
     const ir::data_type t = v->elem_type();
     if (t != ir::data_type::float32 && !(untyped_ok && t == ir::data_type::undefined)) {
       return "'" + v->name() + "' is " + std::string(ir::to_string(t)) + ", not float";
@@ -63,7 +63,7 @@ struct planner {
   /// The output a quantized Add hands on: the Relu/Clip reading it alone when there is one,
   /// since that is where an int8 kernel with a fused activation requantizes.
   [[nodiscard]] static ir::value* requantized_output(ir::value* out) {
-    ir::node* next = detail::sole_user(out);
+    ir::node* next = ir::sole_user(out);
     if (next && (next->is("Relu") || next->is("Clip")) && next->input(0) == out && next->output(0)) {
       return next->output(0);
     }
@@ -85,7 +85,7 @@ std::string planner::plan_weighted(ir::node& n, node_plan& p) const {
   p.activation_inputs.push_back(0);
   ir::value* w = n.input(1);
   if (!w) return "no weight input";
-  const ir::tensor* wt = detail::constant_tensor(ctx, w);
+  const ir::tensor* wt = ir::constant_tensor(w, ir_version);
   if (n.is("MatMul") && !wt) {  // two activations: both go through Q/DQ, no weight
     if (std::string why = activation_problem(w, true); !why.empty()) return why;
     p.activation_inputs.push_back(1);
@@ -118,7 +118,7 @@ std::string planner::plan_weighted(ir::node& n, node_plan& p) const {
 
   const std::size_t bias_slot = 2;
   if (options.quantize_bias && !n.is("MatMul") && n.input(bias_slot)) {
-    const ir::tensor* bt = detail::constant_tensor(ctx, n.input(bias_slot));
+    const ir::tensor* bt = ir::constant_tensor(n.input(bias_slot), ir_version);
     const bool gemm_scaled = n.is("Gemm") && (n.attr_float("alpha", 1.0f) != 1.0f || n.attr_float("beta", 1.0f) != 1.0f);
     if (bt && bt->dtype == ir::data_type::float32 && bt->dims.size() == 1 && bt->dims[0] == p.channels && !gemm_scaled) {
       p.bias_input = bias_slot;
@@ -403,7 +403,7 @@ qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_optio
 
   // 1. Decide, node by node, with nothing edited.
   ir::graph& g = m.graph();
-  const planner pl{m, ranges, options, pass_context(m), per_channel};
+  const planner pl{m, ranges, options, m.ir_version, per_channel};
   std::vector<node_plan> plans;
   std::set<const ir::node*> excluded;
   for (ir::node* n : g.node_list()) {
@@ -459,12 +459,12 @@ qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_optio
     if (!p.weight_input) continue;
     ir::value* w = p.node->input(*p.weight_input);
     auto [it, added] = weight_index.try_emplace({w, p.weight_axis}, weights.size());
-    if (added) weights.push_back(quantize_weight(w, *detail::constant_floats(pl.ctx, w), p.weight_axis));
+    if (added) weights.push_back(quantize_weight(w, *ir::constant_floats(w, pl.ir_version), p.weight_axis));
     weight_of[k] = it->second;
     if (!p.bias_input) continue;
     std::string why;
     const float input_scale = acts.find(p.node->input(0))->params.scale;
-    biases[k] = quantize_bias(*detail::constant_floats(pl.ctx, p.node->input(*p.bias_input)), input_scale,
+    biases[k] = quantize_bias(*ir::constant_floats(p.node->input(*p.bias_input), pl.ir_version), input_scale,
                               weights[it->second].scales, why);
     if (biases[k]) {
       biases[k]->node = p.node;

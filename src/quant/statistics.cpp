@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "inferopt/core/error.hpp"
-#include "inferopt/quant/detail/byte_io.hpp"
+#include "byte_io.hpp"
 
 namespace inferopt::quant {
 

@@ -7,7 +7,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/graph.hpp"
 
 namespace inferopt {
@@ -100,7 +101,7 @@ ir::tensor to_half(std::vector<std::int64_t> dims, std::vector<double> values, s
   }
   ir::tensor like;
   like.dtype = data_type::float16;
-  return detail::floats_as(like, std::move(dims), values);
+  return ir::floats_as(like, std::move(dims), values);
 }
 
 /// What phase one decided; phase two only edits what is recorded here.
@@ -345,7 +346,7 @@ class converter {
   ir::value* half_constant(ir::value* v) {
     auto [it, inserted] = half_constants_.try_emplace(v, nullptr);
     if (inserted) {
-      const std::optional<std::vector<double>> values = detail::constant_floats(ctx_, v);
+      const std::optional<std::vector<double>> values = ir::constant_floats(v, ctx_.ir_version());
       expects(values.has_value(), "a float32 constant reads as floats");
       it->second = g_.add_initializer(g_.unique_name(v->name() + "_fp16"),
                                       to_half(v->initializer()->dims, *values, clamped_));

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <random>
 
-#include "inferopt/runtime/detail/float16.hpp"
+#include "inferopt/core/float16.hpp"
 
 namespace inferopt::runtime {
 namespace {
@@ -36,7 +36,7 @@ tensor_map random_inputs(const session& s, std::uint64_t seed) {
       case data_type::float32: fill<float>(t, [&] { return static_cast<float>(real(rng)); }); break;
       case data_type::float64: fill<double>(t, [&] { return real(rng); }); break;
       case data_type::float16:
-        fill<std::uint16_t>(t, [&] { return detail::float_to_half(static_cast<float>(real(rng))); });
+        fill<std::uint16_t>(t, [&] { return inferopt::float_to_half(static_cast<float>(real(rng))); });
         break;
       case data_type::int64: fill<std::int64_t>(t, [&] { return small(rng); }); break;
       case data_type::int32: fill<std::int32_t>(t, [&] { return small(rng); }); break;

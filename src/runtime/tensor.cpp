@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "inferopt/runtime/detail/float16.hpp"
+#include "inferopt/core/float16.hpp"
 
 namespace inferopt::runtime {
 
@@ -120,8 +120,8 @@ std::vector<float> tensor::to_float() const {
     switch (dtype_) {
       case data_type::float32: out[k] = static_cast<const float*>(cdata_)[k]; break;
       case data_type::float64: out[k] = static_cast<float>(static_cast<const double*>(cdata_)[k]); break;
-      case data_type::float16: out[k] = detail::half_to_float(static_cast<const std::uint16_t*>(cdata_)[k]); break;
-      case data_type::bfloat16: out[k] = detail::bfloat16_to_float(static_cast<const std::uint16_t*>(cdata_)[k]); break;
+      case data_type::float16: out[k] = inferopt::half_to_float(static_cast<const std::uint16_t*>(cdata_)[k]); break;
+      case data_type::bfloat16: out[k] = inferopt::bfloat16_to_float(static_cast<const std::uint16_t*>(cdata_)[k]); break;
       default: {
         auto ints = to_int64();
         for (std::size_t j = 0; j < ints.size(); ++j) out[j] = static_cast<float>(ints[j]);

@@ -12,9 +12,10 @@
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/model.hpp"
 #include "inferopt/ir/serialize.hpp"
-#include "inferopt/runtime/detail/float16.hpp"
+#include "inferopt/core/float16.hpp"
 #include "fusion_test_util.hpp"
 #include "pass_test_util.hpp"
+#include "support/builtin_pipeline.hpp"
 
 namespace inferopt::test {
 
@@ -23,7 +24,7 @@ inline ir::tensor floating_tensor(ir::data_type type, std::vector<std::int64_t> 
   if (type == ir::data_type::float64) return ir::tensor::from_values<double>("", std::move(dims), values);
   if (type == ir::data_type::float16) {
     std::vector<std::uint16_t> half;
-    for (double x : values) half.push_back(runtime::detail::float_to_half(static_cast<float>(x)));
+    for (double x : values) half.push_back(inferopt::float_to_half(static_cast<float>(x)));
     ir::tensor t = ir::tensor::from_values<std::uint16_t>("", std::move(dims), half);
     t.dtype = ir::data_type::float16;
     return t;

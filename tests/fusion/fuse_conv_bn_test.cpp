@@ -10,7 +10,8 @@
 
 #include "conv_fold_test_util.hpp"
 #include "fusion_test_util.hpp"
-#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/verify.hpp"
 
 using namespace inferopt;
@@ -136,18 +137,18 @@ TEST_CASE("fuse-conv-bn folds a float16 model into float16 weights", "[fusion][f
   const ir::node* bn = g.node_list().back();
   ir::model reader = ir::make_model("reader");
   pass_context ctx(reader);
-  const std::vector<double> w = *detail::constant_floats(ctx, c.conv->input(1));
-  const std::vector<double> b = *detail::constant_floats(ctx, c.conv->input(2));
+  const std::vector<double> w = *ir::constant_floats(c.conv->input(1), ctx.ir_version());
+  const std::vector<double> b = *ir::constant_floats(c.conv->input(2), ctx.ir_version());
   std::vector<std::vector<double>> p;
-  for (std::size_t i = 1; i <= 4; ++i) p.push_back(*detail::constant_floats(ctx, bn->input(i)));
+  for (std::size_t i = 1; i <= 4; ++i) p.push_back(*ir::constant_floats(bn->input(i), ctx.ir_version()));
 
   const pass_record r = run(c.m);
   REQUIRE(r.rewrites == 1);
   const ir::tensor& folded_w = *c.conv->input(1)->initializer();
   REQUIRE(folded_w.dtype == ir::data_type::float16);
   REQUIRE(c.conv->input(2)->initializer()->dtype == ir::data_type::float16);
-  const std::vector<double> w2 = *detail::constant_floats(ctx, c.conv->input(1));
-  const std::vector<double> b2 = *detail::constant_floats(ctx, c.conv->input(2));
+  const std::vector<double> w2 = *ir::constant_floats(c.conv->input(1), ctx.ir_version());
+  const std::vector<double> b2 = *ir::constant_floats(c.conv->input(2), ctx.ir_version());
   const std::size_t per_channel = w.size() / 2;
   for (std::size_t o = 0; o < 2; ++o) {
     const double scale = p[0][o] / std::sqrt(p[3][o] + static_cast<double>(1e-3f));

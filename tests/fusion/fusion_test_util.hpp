@@ -14,6 +14,7 @@
 #include "inferopt/runtime/inputs.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "pass_test_util.hpp"
+#include "support/builtin_pipeline.hpp"
 
 namespace inferopt::test {
 

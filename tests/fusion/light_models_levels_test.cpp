@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "inferopt/builtin.hpp"
 #include "inferopt/ir/sample_models.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/statistics.hpp"

@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "inferopt/ir/verify.hpp"
-#include "inferopt/pass/builtin.hpp"
+#include "inferopt/builtin.hpp"
 #include "inferopt/pass/numeric_bisect.hpp"
 #include "inferopt/pass/pass_manager.hpp"
 #include "inferopt/pass/pipeline.hpp"

@@ -1,6 +1,6 @@
-// detail::bypass: removing a forwarding node while keeping graph output names.
+// ir::bypass: removing a forwarding node while keeping graph output names.
 
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/rewriting.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -8,8 +8,8 @@
 #include "pass/pass_test_util.hpp"
 
 using namespace inferopt;
-using detail::bypass;
-using detail::bypass_result;
+using ir::bypass;
+using ir::bypass_result;
 
 TEST_CASE("bypass points every consumer at the node's input and erases the node", "[pass][bypass]") {
   ir::model m = ir::make_model("g");

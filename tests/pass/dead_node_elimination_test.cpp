@@ -28,7 +28,7 @@ struct live_core {
 };
 
 pass_record run(ir::model& m) {
-  run_report r = test::run_builtin(m, "dce");
+  run_report r = test::run_cleanups(m, "dce");
   CHECK(ir::find_problems(m.graph()).empty());
   REQUIRE(r.passes.size() == 1);
   return r.passes[0];

@@ -59,7 +59,7 @@ std::vector<ir::attribute> attrs(std::int64_t is_test, std::optional<float> rati
 }
 
 pass_record run(ir::model& m) {
-  run_report r = test::run_builtin(m, "eliminate-dropout");
+  run_report r = test::run_cleanups(m, "eliminate-dropout");
   CHECK(ir::find_problems(m.graph()).empty());
   REQUIRE(r.passes.size() == 1);
   return r.passes[0];

@@ -32,7 +32,7 @@ chain relu_chain() {
 
 /// Runs eliminate-identity, checks the graph still verifies, and returns the pass's record.
 pass_record run(ir::model& m) {
-  run_report r = test::run_builtin(m, "eliminate-identity");
+  run_report r = test::run_cleanups(m, "eliminate-identity");
   CHECK(ir::find_problems(m.graph()).empty());
   REQUIRE(r.passes.size() == 1);
   return r.passes[0];

@@ -26,7 +26,7 @@ TEST_CASE("infer-shapes types every intermediate of a model that has no value_in
     if (v->producer() && !v->is_graph_output()) m.graph().clear_value_info(v), v->set_type(std::nullopt);
   }
   REQUIRE(untyped_node_outputs(m.graph()) > 0);
-  const run_report r = test::run_builtin(m, "infer-shapes");
+  const run_report r = test::run_cleanups(m, "infer-shapes");
   CHECK(r.passes.at(0).changed);
   CHECK(untyped_node_outputs(m.graph()) == 0);
   // The types survive a save and load (they are written as value_info).
@@ -41,7 +41,7 @@ TEST_CASE("infer-shapes leaves a type that is already there alone", "[pass][infe
   ir::value* y = b.relu(x);
   y->set_type(ir::value_type{true, ir::data_type::float32, ir::shape{"n", 3}});  // symbolic: less than inferred
   b.output(b.relu(y));
-  (void)test::run_builtin(m, "infer-shapes");
+  (void)test::run_cleanups(m, "infer-shapes");
   CHECK(to_string(y->type()->dims) == "nx3");
 }
 
@@ -50,7 +50,7 @@ TEST_CASE("infer-shapes changes nothing when the opset is newer than the ONNX li
   ir::graph_builder b(m.graph());
   b.output(b.relu(b.relu(b.input("x", ir::data_type::float32, {2, 3}))));
   const std::string before = test::bytes_of(m);
-  const run_report r = test::run_builtin(m, "infer-shapes");
+  const run_report r = test::run_cleanups(m, "infer-shapes");
   CHECK_FALSE(r.passes.at(0).changed);
   CHECK(test::bytes_of(m) == before);
 }

@@ -78,7 +78,7 @@ TEST_CASE("numeric bisect reports nothing when every pass keeps the outputs", "[
   numeric_bisect* b = bisect.get();
   pass_manager manager;
   manager.add_instrumentation(std::move(bisect));
-  pipeline p = level_pipeline(1, builtin_registry());
+  pipeline p = test::cleanup_fixpoint(test::cleanup_registry());
   (void)manager.run(p, m);
   CHECK_FALSE(b->first_divergence());
   CHECK(b->checks() >= 1);

@@ -45,7 +45,7 @@ TEST_CASE("pass_context adds up rewrites and named statistics", "[pass][pass-con
 }
 
 TEST_CASE("a pass without options refuses every option, naming itself and the key", "[pass][pass-context]") {
-  auto p = builtin_registry().create("dce");
+  auto p = test::cleanup_registry().create("dce");
   CHECK(p->options().empty());
   auto e = test::error_from([&] { p->set_option("ratio", "0.5"); });
   REQUIRE(e.has_value());
@@ -54,7 +54,7 @@ TEST_CASE("a pass without options refuses every option, naming itself and the ke
 }
 
 TEST_CASE("built-in passes have kebab-case names and descriptions", "[pass][pass-context]") {
-  const pass_registry r = builtin_registry();
+  const pass_registry r = test::cleanup_registry();
   for (const pass_registry::entry* e : r.passes()) {
     std::unique_ptr<pass> p = e->make();
     const std::string name(p->name());

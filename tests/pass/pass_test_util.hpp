@@ -18,12 +18,25 @@
 #include "inferopt/ir/model.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
-#include "inferopt/pass/builtin.hpp"
 #include "inferopt/pass/pass.hpp"
 #include "inferopt/pass/pass_manager.hpp"
 #include "inferopt/pass/pipeline.hpp"
+#include "inferopt/pass/register.hpp"
 
 namespace inferopt::test {
+
+/// The pass module's own passes (the cleanups): what the pass tests may use, since they link
+/// only inferopt::pass.
+inline pass_registry cleanup_registry() {
+  pass_registry r;
+  register_cleanup_passes(r);
+  return r;
+}
+
+/// The cleanups to a fixpoint, as -O1 runs them.
+inline pipeline cleanup_fixpoint(const pass_registry& r) {
+  return parse_pipeline("fixpoint(fold-constants,eliminate-identity,eliminate-dropout,dce,remove-unused)", r);
+}
 
 /// The `inferopt::error` that `f` throws, or nullopt when it returns normally. Any other
 /// exception escapes, failing the test that called it.
@@ -49,9 +62,9 @@ inline run_report run_pipeline(ir::model& m, std::string_view text, const pass_r
   return manager.run(p, m);
 }
 
-/// Runs one built-in pass (or pipeline text over built-in passes) with verify_each.
-inline run_report run_builtin(ir::model& m, std::string_view text) {
-  static const pass_registry registry = builtin_registry();
+/// Runs one cleanup pass (or pipeline text over the cleanups) with verify_each.
+inline run_report run_cleanups(ir::model& m, std::string_view text) {
+  static const pass_registry registry = cleanup_registry();
   return run_pipeline(m, text, registry);
 }
 
@@ -260,9 +273,9 @@ class graph_recorder final : public pass {
   bool subgraphs_;
 };
 
-/// The built-in passes plus the test passes above (the recorders record nowhere).
+/// The pass module's own passes plus the test passes above (the recorders record nowhere).
 inline pass_registry test_registry() {
-  pass_registry r = builtin_registry();
+  pass_registry r = cleanup_registry();
   r.add<option_pass>();
   r.add<changes_n_times>();
   r.add<always_changes>();

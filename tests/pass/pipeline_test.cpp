@@ -1,5 +1,5 @@
-// Pipeline text: parsing, options, fixpoint groups, errors, disabled passes, printing back,
-// and the -O level pipelines.
+// Pipeline text: parsing, options, fixpoint groups, errors, disabled passes, printing back.
+// The -O levels themselves are tested with the built-in registry (tests/builtin).
 
 #include "inferopt/pass/pipeline.hpp"
 
@@ -252,51 +252,6 @@ TEST_CASE("the free to_string prints a step list like pipeline::to_string", "[pa
   pipeline p = parse_pipeline("dce,fixpoint{max-iterations=2}(eliminate-identity,dce)", registry());
   CHECK(to_string(p.steps) == p.to_string());
   CHECK(to_string(p.steps[1].group) == "eliminate-identity,dce");
-}
-
-TEST_CASE("level_pipeline gives the pipelines registered for -O0 to -O3", "[pass][pipeline]") {
-  const pass_registry reg = builtin_registry();
-  SECTION("-O0 does nothing") {
-    pipeline p = level_pipeline(0, reg);
-    CHECK(p.steps.empty());
-  }
-  SECTION("-O1 runs the cleanups to a fixpoint") {
-    pipeline p = level_pipeline(1, reg);
-    REQUIRE(p.steps.size() == 1);
-    REQUIRE(p.steps[0].is_fixpoint());
-    const std::vector<std::string> members = names_of(p.steps[0].group);
-    for (const char* cleanup : {"eliminate-identity", "eliminate-dropout", "dce", "remove-unused"}) {
-      CAPTURE(cleanup);
-      CHECK(std::count(members.begin(), members.end(), cleanup) == 1);
-    }
-  }
-  SECTION("every level prints as its registered text") {
-    const int level = GENERATE(0, 1, 2, 3);
-    CAPTURE(level);
-    const auto* named = reg.find_pipeline("O" + std::to_string(level));
-    REQUIRE(named != nullptr);
-    CHECK(level_pipeline(level, reg).to_string() == named->text);
-  }
-  SECTION("disabled passes apply to levels too") {
-    pipeline_parse_options options;
-    options.disabled = {"dce", "remove-unused"};
-    pipeline full = level_pipeline(1, reg);
-    pipeline p = level_pipeline(1, reg, options);
-    REQUIRE(p.steps.size() == 1);
-    const std::vector<std::string> members = names_of(p.steps[0].group);
-    CHECK(std::count(members.begin(), members.end(), "dce") == 0);
-    CHECK(std::count(members.begin(), members.end(), "remove-unused") == 0);
-    CHECK(p.pass_count() == full.pass_count() - 2);
-  }
-}
-
-TEST_CASE("level_pipeline refuses levels outside 0..3", "[pass][pipeline]") {
-  const int level = GENERATE(-1, 4, 99);
-  CAPTURE(level);
-  auto e = test::error_from([&] { (void)level_pipeline(level, builtin_registry()); });
-  REQUIRE(e.has_value());
-  CHECK(e->code() == errc::invalid_argument);
-  CHECK_THAT(e->what(), Catch::Contains("0..3") && Catch::Contains(std::to_string(level)));
 }
 
 TEST_CASE("level_pipeline refuses a registry without the level's pipeline", "[pass][pipeline]") {

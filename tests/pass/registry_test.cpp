@@ -54,7 +54,7 @@ TEST_CASE("a registry refuses a pass without a name or a factory", "[pass][regis
 }
 
 TEST_CASE("create returns a fresh instance of the named pass each time", "[pass][registry]") {
-  const pass_registry r = builtin_registry();
+  const pass_registry r = test::cleanup_registry();
   std::unique_ptr<pass> a = r.create("dce");
   std::unique_ptr<pass> b = r.create("dce");
   REQUIRE(a != nullptr);
@@ -65,7 +65,7 @@ TEST_CASE("create returns a fresh instance of the named pass each time", "[pass]
 }
 
 TEST_CASE("create throws inferopt::error for an unknown name", "[pass][registry]") {
-  const pass_registry r = builtin_registry();
+  const pass_registry r = test::cleanup_registry();
   REQUIRE_THROWS_AS(r.create("fold-everything"), inferopt::error);
   SECTION("with the nearest names when some are close") {
     auto e = test::error_from([&] { (void)r.create("dec"); });
@@ -103,14 +103,14 @@ TEST_CASE("passes() lists every pass sorted by name", "[pass][registry]") {
   CHECK(names.back() == "zz-last");
 }
 
-TEST_CASE("builtin_registry lists its passes sorted by name", "[pass][registry]") {
-  const std::vector<std::string> names = names_of(builtin_registry());
+TEST_CASE("the cleanup registry lists its passes sorted by name", "[pass][registry]") {
+  const std::vector<std::string> names = names_of(test::cleanup_registry());
   CHECK(std::is_sorted(names.begin(), names.end()));
   CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
 }
 
 TEST_CASE("every listed entry carries a description and a factory for its own name", "[pass][registry]") {
-  const pass_registry r = builtin_registry();
+  const pass_registry r = test::cleanup_registry();
   for (const pass_registry::entry* e : r.passes()) {
     CAPTURE(e->name);
     CHECK_FALSE(e->description.empty());
@@ -122,7 +122,7 @@ TEST_CASE("every listed entry carries a description and a factory for its own na
 }
 
 TEST_CASE("contains tells registered names from others", "[pass][registry]") {
-  const pass_registry r = builtin_registry();
+  const pass_registry r = test::cleanup_registry();
   CHECK(r.contains("dce"));
   CHECK(r.contains("eliminate-identity"));
   CHECK_FALSE(r.contains("dec"));
@@ -131,7 +131,7 @@ TEST_CASE("contains tells registered names from others", "[pass][registry]") {
 }
 
 TEST_CASE("nearest ranks registered names by edit distance", "[pass][registry]") {
-  const pass_registry r = builtin_registry();
+  const pass_registry r = test::cleanup_registry();
   auto [query, best] = GENERATE(table<std::string, std::string>({
       {"dec", "dce"},
       {"DCE", "dce"},
@@ -147,7 +147,7 @@ TEST_CASE("nearest ranks registered names by edit distance", "[pass][registry]")
 }
 
 TEST_CASE("nearest returns at most count names and none when nothing is close", "[pass][registry]") {
-  const pass_registry r = builtin_registry();
+  const pass_registry r = test::cleanup_registry();
   CHECK(r.nearest("eliminate", 1).size() == 1);
   CHECK(r.nearest("e", 2).size() == 2);
   CHECK(r.nearest("e").size() == 3);

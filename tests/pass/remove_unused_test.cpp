@@ -15,7 +15,7 @@ using namespace inferopt;
 namespace {
 
 pass_record run(ir::model& m) {
-  run_report r = test::run_builtin(m, "remove-unused");
+  run_report r = test::run_cleanups(m, "remove-unused");
   CHECK(ir::find_problems(m.graph()).empty());
   REQUIRE(r.passes.size() == 1);
   return r.passes[0];

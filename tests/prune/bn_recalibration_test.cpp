@@ -18,7 +18,8 @@
 
 #include "digits_accuracy.hpp"
 #include "inferopt/core/error.hpp"
-#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
@@ -342,16 +343,15 @@ TEST_CASE("recalibration stores the statistics in their own element type", "[pru
   ir::tensor like;
   like.dtype = type;
   for (std::size_t k : {3, 4}) {
-    g.set_initializer(bn->input(k), detail::floats_as(like, {3}, std::vector<double>(3, 1.0)));
+    g.set_initializer(bn->input(k), ir::floats_as(like, {3}, std::vector<double>(3, 1.0)));
     bn->input(k)->set_type(ir::value_type{true, type, ir::shape{3}});
   }
   const std::vector<runtime::tensor_map> batches{{{"x", random_input({2, 3, 4, 4}, 61, 0.5f)}}};
   const channel_statistics s = statistics_of(nchw_of(batches[0].at("x")));
   (void)prune::recalibrate_batch_norm(m, batches);
-  const pass_context ctx(m);
   for (std::size_t k : {3, 4}) CHECK(bn->input(k)->initializer()->dtype == type);
-  const std::vector<double> mean = *detail::constant_floats(ctx, bn->input(3));
-  const std::vector<double> var = *detail::constant_floats(ctx, bn->input(4));
+  const std::vector<double> mean = *ir::constant_floats(bn->input(3), m.ir_version);
+  const std::vector<double> var = *ir::constant_floats(bn->input(4), m.ir_version);
   const std::vector<double> expected_var = unbiased(s);
   for (std::size_t c = 0; c < 3; ++c) {
     CHECK(mean[c] == Approx(s.mean[c]).epsilon(rel));

@@ -10,7 +10,7 @@
 
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
-#include "inferopt/pass/builtin.hpp"
+#include "inferopt/builtin.hpp"
 #include "inferopt/pass/pass_manager.hpp"
 #include "inferopt/pass/pipeline.hpp"
 #include "inferopt/prune/prune.hpp"

@@ -12,7 +12,8 @@
 #include <functional>
 #include <string>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/serialize.hpp"
@@ -56,7 +57,6 @@ inline void zero_readers(ir::model& m, const prune::channel_analysis& a, const p
       for (prune::channel_id id : a.groups[s.group].units[u].channels) removed[id] = true;
     }
   }
-  const pass_context ctx(m);
   for (const prune::cut_site& s : a.sites) {
     const ir::node& n = *s.node;
     const bool gemm_b = n.is("Gemm") && s.input_index == 1 && s.axis == (n.attr_int("transB", 0) ? 1 : 0);
@@ -65,9 +65,9 @@ inline void zero_readers(ir::model& m, const prune::channel_analysis& a, const p
                        (n.is("ConvTranspose") && s.input_index == 1 && s.axis == 0);
     if (!reads) continue;
     ir::value* w = n.input(1);
-    const ir::tensor* t = detail::constant_tensor(ctx, w);
+    const ir::tensor* t = ir::constant_tensor(w, m.ir_version);
     REQUIRE(t != nullptr);
-    std::vector<double> values = *detail::constant_floats(ctx, w);
+    std::vector<double> values = *ir::constant_floats(w, m.ir_version);
     std::int64_t outer = 1, inner = 1;
     for (std::int64_t i = 0; i < s.axis; ++i) outer *= t->dims[i];
     for (std::size_t i = static_cast<std::size_t>(s.axis) + 1; i < t->dims.size(); ++i) inner *= t->dims[i];
@@ -81,7 +81,7 @@ inline void zero_readers(ir::model& m, const prune::channel_analysis& a, const p
         std::fill_n(values.begin() + (o * count + c) * inner, inner, 0.0);
       }
     }
-    m.graph().set_initializer(w, detail::floats_as(*t, t->dims, values));
+    m.graph().set_initializer(w, ir::floats_as(*t, t->dims, values));
   }
 }
 

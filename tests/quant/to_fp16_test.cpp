@@ -16,6 +16,7 @@
 #include "inferopt/ir/sample_models.hpp"
 #include "inferopt/quant/register.hpp"
 #include "pass_test_util.hpp"
+#include "support/builtin_pipeline.hpp"
 
 using namespace inferopt;
 
@@ -29,8 +30,7 @@ ir::model copy_of(const ir::model& m) { return ir::parse_model(ir::serialize_mod
 
 /// Runs a to-fp16 pipeline (with verify_each), checks the verifier, returns the pass record.
 pass_record run(ir::model& m, std::string_view text = "to-fp16") {
-  pass_registry registry = test::test_registry();
-  run_report r = test::run_pipeline(m, text, registry);
+  run_report r = test::run_builtin(m, text);
   CHECK(ir::find_problems(m.graph()).empty());
   REQUIRE(r.passes.size() == 1);
   return r.passes[0];

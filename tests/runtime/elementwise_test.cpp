@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "inferopt/ir/graph_builder.hpp"
-#include "inferopt/runtime/detail/float16.hpp"
+#include "inferopt/core/float16.hpp"
 #include "inferopt/runtime/session.hpp"
 
 using namespace inferopt;
@@ -68,7 +68,7 @@ std::vector<T> values_of(const tensor& t) {
 
 tensor half_tensor(const std::vector<float>& values) {
   std::vector<std::uint16_t> bits;
-  for (float v : values) bits.push_back(runtime::detail::float_to_half(v));
+  for (float v : values) bits.push_back(inferopt::float_to_half(v));
   tensor t(ir::data_type::float16, {static_cast<std::int64_t>(values.size())});
   std::memcpy(t.mutable_raw(), bits.data(), bits.size() * 2);
   return t;
@@ -125,7 +125,7 @@ TEST_CASE("float16 casts agree bit for bit with the reference conversions", "[ru
     const tensor f = run_op("Cast", {h}, {.attributes = attrs(ir::attribute::make_int("to", 1))});
     std::int64_t mismatches = 0;
     for (std::uint32_t k = 0; k < 65536; ++k) {
-      const float want = runtime::detail::half_to_float(static_cast<std::uint16_t>(k));
+      const float want = inferopt::half_to_float(static_cast<std::uint16_t>(k));
       const float got = f.values<float>()[k];
       mismatches +=
           std::isnan(want) ? !std::isnan(got) : std::bit_cast<std::uint32_t>(got) != std::bit_cast<std::uint32_t>(want);
@@ -141,7 +141,7 @@ TEST_CASE("float16 casts agree bit for bit with the reference conversions", "[ru
         run_op("Cast", {tensor::from_values<float>({n}, in)}, {.attributes = attrs(ir::attribute::make_int("to", 10))});
     std::int64_t mismatches = 0;
     for (std::int64_t k = 0; k < n; ++k)
-      mismatches += h.values<std::uint16_t>()[k] != runtime::detail::float_to_half(in[k]);
+      mismatches += h.values<std::uint16_t>()[k] != inferopt::float_to_half(in[k]);
     CHECK(mismatches == 0);
   }
 }

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "inferopt/runtime/detail/float16.hpp"
+#include "inferopt/core/float16.hpp"
 #include "inferopt/runtime/tensor.hpp"
 
 using namespace inferopt;
@@ -63,8 +63,8 @@ TEST_CASE("a buffer is reused only when it is large enough and not shared", "[ru
 }
 
 TEST_CASE("float16 conversion round-trips every half value and rounds to nearest even", "[runtime][float16]") {
-  using runtime::detail::float_to_half;
-  using runtime::detail::half_to_float;
+  using inferopt::float_to_half;
+  using inferopt::half_to_float;
   for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
     const float f = half_to_float(static_cast<std::uint16_t>(bits));
     if (std::isnan(f)) {

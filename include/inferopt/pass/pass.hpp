@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "inferopt/core/error.hpp"
+#include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/model.hpp"
 
 namespace inferopt {
@@ -24,13 +25,10 @@ class pass_context {
   /// The default-domain opset the model imports (0 when none is imported).
   [[nodiscard]] std::int64_t onnx_opset() const { return model_.opset("").value_or(0); }
 
-  /// Whether a value holds constant data a caller cannot replace: an initializer that is not a
-  /// graph input, or any initializer of a model with IR version < 4, where every initializer
-  /// had to be listed as an input and the listing did not make it a feed (ONNX Runtime reads
-  /// such models the same way).
-  [[nodiscard]] bool is_constant(const ir::value& v) const noexcept {
-    return v.is_initializer() && (!v.is_graph_input() || model_.ir_version < 4);
-  }
+  /// The model's IR version, which decides which initializers are constants (ir/constants.hpp).
+  [[nodiscard]] std::int64_t ir_version() const noexcept { return model_.ir_version; }
+  /// Whether a value holds constant data a caller cannot replace (see ir::is_constant).
+  [[nodiscard]] bool is_constant(const ir::value& v) const noexcept { return ir::is_constant(v, model_.ir_version); }
 
   /// Counts `n` rewrites (one per match applied).
   void rewrote(std::int64_t n = 1) { rewrites_ += n; }

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt {
 namespace {
@@ -51,7 +51,7 @@ bool eliminate_dropout::run(ir::graph& g, pass_context& ctx) {
       case verdict::training_mode: ctx.count("declined-training-mode"); continue;
       case verdict::removable: break;
     }
-    if (detail::bypass(g, n) == detail::bypass_result::removed) {
+    if (ir::bypass(g, n) == ir::bypass_result::removed) {
       ++removed;
     } else {
       ctx.count("declined-output-name");

@@ -1,6 +1,6 @@
 #include "inferopt/pass/cleanup/eliminate_identity.hpp"
 
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt {
 
@@ -11,7 +11,7 @@ bool eliminate_identity::run(ir::graph& g, pass_context& ctx) {
         !n->input(0) || !n->output(0)) {
       continue;
     }
-    if (detail::bypass(g, n) == detail::bypass_result::removed) {
+    if (ir::bypass(g, n) == ir::bypass_result::removed) {
       ++removed;
     } else {
       ctx.count("declined-output-name");

@@ -10,7 +10,7 @@
 #include <string>
 #include <type_traits>
 
-#include "inferopt/runtime/detail/float16.hpp"
+#include "inferopt/core/float16.hpp"
 #include "inferopt/runtime/kernel.hpp"
 
 namespace inferopt::runtime::elementwise {
@@ -28,7 +28,7 @@ struct native {
 };
 
 /// IEEE half, stored as bits and computed in float. The conversions give the same bits as
-/// detail::half_to_float / float_to_half (round to nearest even, NaN stays NaN), written
+/// inferopt::half_to_float / float_to_half (round to nearest even, NaN stays NaN), written
 /// without branches (after F. Giesen's half conversions) so loops over them vectorize.
 struct half {
   using storage = std::uint16_t;
@@ -79,7 +79,7 @@ struct bfloat {
   using storage = std::uint16_t;
   using value = float;
   static constexpr data_type type = data_type::bfloat16;
-  static float load(std::uint16_t x) noexcept { return detail::bfloat16_to_float(x); }
+  static float load(std::uint16_t x) noexcept { return inferopt::bfloat16_to_float(x); }
   static std::uint16_t store(float f) noexcept {
     const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
     const std::uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;

@@ -35,8 +35,8 @@ element_value make_element(data_type type, double v) {
   switch (type) {
     case data_type::float32: put(out, static_cast<float>(v)); break;
     case data_type::float64: put(out, v); break;
-    case data_type::float16: put(out, detail::float_to_half(static_cast<float>(v))); break;
-    case data_type::bfloat16: put(out, detail::float_to_bfloat16(static_cast<float>(v))); break;
+    case data_type::float16: put(out, inferopt::float_to_half(static_cast<float>(v))); break;
+    case data_type::bfloat16: put(out, inferopt::float_to_bfloat16(static_cast<float>(v))); break;
     case data_type::boolean: put(out, static_cast<std::uint8_t>(v != 0.0)); break;
     case data_type::int8: put(out, saturate<std::int8_t>(v)); break;
     case data_type::uint8: put(out, saturate<std::uint8_t>(v)); break;

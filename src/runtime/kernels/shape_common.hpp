@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "inferopt/runtime/detail/float16.hpp"
+#include "inferopt/core/float16.hpp"
 #include "inferopt/runtime/detail/kernel_util.hpp"
 #include "inferopt/runtime/kernel.hpp"
 
@@ -113,15 +113,15 @@ inline std::byte* mutable_bytes_of(tensor& t) { return static_cast<std::byte*>(t
 struct half_t {
   std::uint16_t bits;
   half_t() = default;
-  half_t(float f) noexcept : bits(detail::float_to_half(f)) {}  // NOLINT: implicit on purpose
-  operator float() const noexcept { return detail::half_to_float(bits); }
+  half_t(float f) noexcept : bits(inferopt::float_to_half(f)) {}  // NOLINT: implicit on purpose
+  operator float() const noexcept { return inferopt::half_to_float(bits); }
 };
 /// bfloat16 as a value type.
 struct bfloat16_t {
   std::uint16_t bits;
   bfloat16_t() = default;
-  bfloat16_t(float f) noexcept : bits(detail::float_to_bfloat16(f)) {}  // NOLINT
-  operator float() const noexcept { return detail::bfloat16_to_float(bits); }
+  bfloat16_t(float f) noexcept : bits(inferopt::float_to_bfloat16(f)) {}  // NOLINT
+  operator float() const noexcept { return inferopt::bfloat16_to_float(bits); }
 };
 static_assert(sizeof(half_t) == 2 && sizeof(bfloat16_t) == 2);
 

@@ -7,9 +7,10 @@
 #include <cstring>
 #include <optional>
 
-#include "inferopt/fusion/detail/constant_tensor.hpp"
-#include "inferopt/fusion/detail/matrix_operands.hpp"
-#include "inferopt/pass/detail/bypass.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/shapes.hpp"
 #include "inferopt/sparse/block_sparse_matmul_op.hpp"
 
 namespace inferopt::sparse {
@@ -41,7 +42,7 @@ bool is_product(const ir::node* n) { return n->is("MatMul") || n->is("Gemm"); }
 
 /// Condition 6: C as a per-column bias. Sets `bias` and `bias_is_vector`.
 const char* check_bias(const pass_context& ctx, ir::value* c, sparsify_match& m) {
-  if (const ir::tensor* t = detail::constant_tensor(ctx, c)) {
+  if (const ir::tensor* t = ir::constant_tensor(c, ctx.ir_version())) {
     const std::vector<std::int64_t>& d = t->dims;
     const bool columns = d.size() <= 2 && std::all_of(d.begin(), d.empty() ? d.end() : d.end() - 1,
                                                       [](std::int64_t x) { return x == 1; });
@@ -54,8 +55,8 @@ const char* check_bias(const pass_context& ctx, ir::value* c, sparsify_match& m)
     m.bias_is_vector = d.size() == 1 && last == m.n;
     return nullptr;
   }
-  const std::optional<std::vector<std::int64_t>> dims = detail::static_dims(ctx, c);
-  const ir::data_type type = detail::element_type(ctx, c);
+  const std::optional<std::vector<std::int64_t>> dims = ir::static_dims(c);
+  const ir::data_type type = ir::element_type(c);
   if (!dims || *dims != std::vector<std::int64_t>{m.n} || type != ir::data_type::float32) return "declined-bias";
   m.bias = c;
   m.bias_is_vector = true;
@@ -83,9 +84,9 @@ const char* check_operands(const pass_context& ctx, const ir::node* product, con
                            sparsify_match& m) {
   ir::value* a = product->input(0);
   ir::value* b = product->input(1);
-  const ir::tensor* w = detail::constant_tensor(ctx, b);
+  const ir::tensor* w = ir::constant_tensor(b, ctx.ir_version());
   if (!w) return "declined-not-constant";
-  const ir::data_type a_type = detail::element_type(ctx, a);
+  const ir::data_type a_type = ir::element_type(a);
   if (w->dtype != ir::data_type::float32 || (a_type != ir::data_type::float32 && a_type != ir::data_type::undefined)) {
     return "declined-type";
   }
@@ -98,11 +99,11 @@ const char* check_operands(const pass_context& ctx, const ir::node* product, con
   m.weight_data = w;
   m.k = m.transposed ? w->dims[1] : w->dims[0];
   m.n = m.transposed ? w->dims[0] : w->dims[1];
-  const std::optional<std::size_t> rank = detail::known_rank(ctx, a);
+  const std::optional<std::size_t> rank = ir::known_rank(a);
   const std::size_t min_rank = product->is("Gemm") ? 2 : 1;
   if (rank && (*rank < min_rank || (product->is("Gemm") && *rank != 2))) return "declined-rank";
   if (rank) {
-    if (const std::optional<std::int64_t> k = detail::static_dim(ctx, a, *rank - 1); k && *k != m.k) {
+    if (const std::optional<std::int64_t> k = ir::static_dim(a, *rank - 1); k && *k != m.k) {
       return "declined-shape";
     }
   }
@@ -121,7 +122,7 @@ const char* check_operands(const pass_context& ctx, const ir::node* product, con
 bool foldable_relu(const ir::graph& g, const ir::value* out, const ir::node* relu) {
   return relu && relu->is("Relu") && relu->inputs().size() == 1 && relu->input(0) == out &&
          relu->outputs().size() == 1 && relu->output(0) &&
-         detail::can_bypass(g, relu, 0, 0) == detail::bypass_result::removed;
+         ir::can_bypass(g, relu, 0, 0) == ir::bypass_result::removed;
 }
 
 match_result match(const ir::graph& g, const pass_context& ctx, const sparsify_options& o, ir::node* product) {
@@ -160,7 +161,7 @@ match_result match(const ir::graph& g, const pass_context& ctx, const sparsify_o
     return r;
   }
   ir::value* out = product->output(0);
-  if (ir::node* next = detail::sole_user(out); foldable_relu(g, out, next)) m.relu = next;
+  if (ir::node* next = ir::sole_user(out); foldable_relu(g, out, next)) m.relu = next;
   m.product = product;
   return r;
 }
@@ -248,7 +249,7 @@ void rewrite(ir::graph& g, pass_context& ctx, const sparsify_options& o, const s
   n->set_attribute(ir::attribute::make_int("block_cols", o.block.cols));
   n->set_attribute(ir::attribute::make_int("transposed", m.transposed ? 1 : 0));
   if (m.relu) {
-    detail::bypass(g, m.relu, 0, 0);  // checked in match: cannot decline
+    ir::bypass(g, m.relu, 0, 0);  // checked in match: cannot decline
     n->set_attribute(ir::attribute::make_string("activation", "Relu"));
   }
   erase_if_unused(g, m.weight);

@@ -25,6 +25,7 @@
 #include "inferopt/runtime/session.hpp"
 #include "inferopt/sparse/block_sparse_matmul_op.hpp"
 #include "pass/pass_test_util.hpp"
+#include "support/builtin_pipeline.hpp"
 #include "sparse/graph/sparse_graph_test_util.hpp"
 #include "support/random_graph.hpp"
 

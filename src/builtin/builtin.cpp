@@ -1,26 +1,14 @@
-#include "inferopt/pass/builtin.hpp"
+// The top of the module graph, as MLIR's InitAllPasses.h sits above every dialect: the one
+// place that knows every module with passes. The pass layer itself knows none of them.
+
+#include "inferopt/builtin.hpp"
 
 #include "inferopt/fusion/register.hpp"
+#include "inferopt/pass/register.hpp"
 #include "inferopt/quant/register.hpp"
 #include "inferopt/sparse/register.hpp"
 
-#include "inferopt/pass/cleanup/dead_node_elimination.hpp"
-#include "inferopt/pass/cleanup/eliminate_dropout.hpp"
-#include "inferopt/pass/cleanup/eliminate_identity.hpp"
-#include "inferopt/pass/cleanup/remove_unused.hpp"
-#include "inferopt/pass/fold_constants.hpp"
-#include "inferopt/pass/infer_shapes.hpp"
-
 namespace inferopt {
-
-void register_cleanup_passes(pass_registry& registry) {
-  registry.add<dead_node_elimination>();
-  registry.add<remove_unused>();
-  registry.add<eliminate_identity>();
-  registry.add<eliminate_dropout>();
-  registry.add<fold_constants>();
-  registry.add<infer_shapes_pass>();
-}
 
 void register_levels(pass_registry& registry) {
   const std::string cleanups = "fold-constants,eliminate-identity,eliminate-dropout,dce,remove-unused";

@@ -1,7 +1,7 @@
 // The built-in registry and the -O levels on whole models: the generated default model and,
 // when ../shared is present, the nine ONNX "light" models.
 
-#include "inferopt/pass/builtin.hpp"
+#include "inferopt/builtin.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -26,7 +26,26 @@ run_report run_level(ir::model& m, int level) {
 
 }  // namespace
 
-TEST_CASE("builtin_registry holds the cleanup passes and the -O pipelines", "[pass][builtin]") {
+TEST_CASE("builtin_registry lists every module's passes once, sorted, each under its own name", "[builtin]") {
+  const pass_registry r = builtin_registry();
+  std::vector<std::string> names;
+  for (const pass_registry::entry* e : r.passes()) {
+    CAPTURE(e->name);
+    names.push_back(e->name);
+    CHECK_FALSE(e->description.empty());
+    const std::unique_ptr<pass> p = e->make();
+    REQUIRE(p != nullptr);
+    CHECK(p->name() == e->name);
+  }
+  CHECK(std::is_sorted(names.begin(), names.end()));
+  CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
+  for (const char* name : {"fuse-conv-bn", "fuse-matmul-add", "to-fp16", "sparsify-blocks", "infer-shapes"}) {
+    CAPTURE(name);
+    CHECK(r.contains(name));
+  }
+}
+
+TEST_CASE("builtin_registry holds the cleanup passes and the -O pipelines", "[builtin]") {
   const pass_registry r = builtin_registry();
   for (const char* name : {"dce", "remove-unused", "eliminate-identity", "eliminate-dropout"}) {
     CAPTURE(name);
@@ -43,7 +62,7 @@ TEST_CASE("builtin_registry holds the cleanup passes and the -O pipelines", "[pa
   }
 }
 
-TEST_CASE("level O0 leaves the default model byte for byte as it was", "[pass][builtin]") {
+TEST_CASE("level O0 leaves the default model byte for byte as it was", "[builtin]") {
   ir::model m = ir::make_default_model();
   const std::string before = test::bytes_of(m);
   run_report r = run_level(m, 0);
@@ -51,7 +70,7 @@ TEST_CASE("level O0 leaves the default model byte for byte as it was", "[pass][b
   CHECK(test::bytes_of(m) == before);
 }
 
-TEST_CASE("level O1 cleans the debris out of the default model", "[pass][builtin]") {
+TEST_CASE("level O1 cleans the debris out of the default model", "[builtin]") {
   ir::model m = ir::make_default_model();
   REQUIRE(test::count_ops(m.graph(), "Identity") == 2);
   REQUIRE(test::count_ops(m.graph(), "Dropout") == 1);
@@ -79,7 +98,7 @@ TEST_CASE("level O1 cleans the debris out of the default model", "[pass][builtin
   }
 }
 
-TEST_CASE("level O1 run twice gives the same model as run once", "[pass][builtin]") {
+TEST_CASE("level O1 run twice gives the same model as run once", "[builtin]") {
   ir::model m = ir::make_default_model();
   run_level(m, 1);
   const std::string once = test::bytes_of(m);
@@ -90,7 +109,7 @@ TEST_CASE("level O1 run twice gives the same model as run once", "[pass][builtin
   for (const pass_record& p : second.passes) CHECK_FALSE(p.changed);
 }
 
-TEST_CASE("level O1 keeps every light model valid with its output names", "[pass][builtin][models]") {
+TEST_CASE("level O1 keeps every light model valid with its output names", "[builtin][models]") {
   auto dir = test::light_models_dir();
   if (!dir) {
     WARN("../shared/models/onnx-light is absent; skipped");

@@ -12,7 +12,7 @@
 #include "inferopt/ir/tensor.hpp"
 #include "inferopt/pass/pass.hpp"
 
-namespace inferopt::detail {
+namespace inferopt::fusion::detail {
 
 /// The weights and bias of one Conv or ConvTranspose in double, with the layout facts that
 /// map an output channel to its weights. Edits change only these copies until `commit`.
@@ -48,4 +48,4 @@ void shift_output_channels(conv_weights& c, std::span<const double> shift);
 /// and gives the conv a bias input when it had none.
 void commit(ir::graph& g, const conv_weights& c);
 
-}  // namespace inferopt::detail
+}  // namespace inferopt::fusion::detail

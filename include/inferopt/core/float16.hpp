@@ -1,10 +1,11 @@
 #pragma once
-// IEEE half and bfloat16 conversions (round to nearest even), for Cast and fp16 storage.
+/// IEEE half and bfloat16 conversions (round to nearest even): the executor's Cast and fp16
+/// storage, the fusions' folded weights and the fp16 pass all read and write these bit patterns.
 
 #include <bit>
 #include <cstdint>
 
-namespace inferopt::runtime::detail {
+namespace inferopt {
 
 inline float half_to_float(std::uint16_t h) noexcept {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
@@ -65,4 +66,4 @@ inline std::uint16_t float_to_bfloat16(float f) noexcept {
   return static_cast<std::uint16_t>(x >> 16);
 }
 
-}  // namespace inferopt::runtime::detail
+}  // namespace inferopt

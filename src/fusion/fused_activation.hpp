@@ -10,7 +10,7 @@
 #include "inferopt/ir/node.hpp"
 #include "inferopt/pass/pass.hpp"
 
-namespace inferopt::detail {
+namespace inferopt::fusion::detail {
 
 /// The contrib domain of the fused ops and the opset version they are defined in.
 inline constexpr const char* microsoft_domain = "com.microsoft";
@@ -33,4 +33,4 @@ struct fused_activation {
 /// yet (the pass then asks for the import) or imports version 1.
 [[nodiscard]] bool microsoft_opset_usable(const pass_context& ctx);
 
-}  // namespace inferopt::detail
+}  // namespace inferopt::fusion::detail

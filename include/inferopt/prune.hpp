@@ -1,0 +1,10 @@
+#pragma once
+/// The pruning module: channel dependency groups, importance criteria, selection, the physical
+/// cut and BatchNormalization recalibration, with `prune_model` composing them.
+
+#include "inferopt/prune/apply_pruning.hpp"
+#include "inferopt/prune/bn_recalibration.hpp"
+#include "inferopt/prune/channel_groups.hpp"
+#include "inferopt/prune/importance.hpp"
+#include "inferopt/prune/prune.hpp"
+#include "inferopt/prune/pruning_plan.hpp"

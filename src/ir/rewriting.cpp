@@ -1,0 +1,80 @@
+#include "inferopt/ir/rewriting.hpp"
+
+#include "inferopt/core/error.hpp"
+
+namespace inferopt::ir {
+namespace {
+
+/// Whether a subgraph nested in `g` defines `name` (taking it would shadow that value).
+bool defined_below(const graph& g, const std::string& name) {
+  for (node* n : g.nodes()) {
+    for (graph* sub : n->subgraphs()) {
+      if (sub->find_value(name) || defined_below(*sub, name)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool can_take_output_name(const graph& g, const value* in, const value* out) {
+  const std::string& name = out->name();
+  // Every check `graph::rename` makes, made before any edit: a declined bypass leaves the
+  // graph as it was (only `out` itself may hold the name in this graph).
+  return in->owner() == &g && in->origin() == value_origin::node_output && !in->is_graph_output() &&
+         !(g.parent() && g.parent()->resolve(name)) && !defined_below(g, name);
+}
+
+bypass_result can_bypass(const graph& g, const node* n, std::size_t in_index, std::size_t out_index) {
+  const value* in = n->input(in_index);
+  const value* out = n->output(out_index);
+  expects(in != nullptr && out != nullptr, "bypass: the node has no such input or output");
+  if (!out->is_graph_output() || can_take_output_name(g, in, out)) return bypass_result::removed;
+  return bypass_result::output_name_conflict;
+}
+
+bypass_result bypass(graph& g, node* n, std::size_t in_index, std::size_t out_index) {
+  value* in = n->input(in_index);
+  value* out = n->output(out_index);
+  if (const bypass_result r = can_bypass(g, n, in_index, out_index); r != bypass_result::removed) return r;
+  if (!out->is_graph_output()) {
+    g.replace_all_uses(out, in);
+    g.erase(n);
+    return bypass_result::removed;
+  }
+  const std::string name = out->name();
+  if (!in->type() && out->type()) in->set_type(out->type());
+  g.replace_all_uses(out, in);
+  g.erase(n);
+  g.clear_value_info(in);  // it is a graph output now, described by the output list
+  g.rename(in, name);
+  return bypass_result::removed;
+}
+
+bool can_forward_past(const graph& g, const node* n, const value* in) {
+  const value* out = n->output(0);
+  return out && (!out->is_graph_output() || can_take_output_name(g, in, out));
+}
+
+void forward_past(graph& g, node* n, value* in) {
+  // bypass forwards an input slot; pointing slot 0 at `in` first lets it do the rest (types,
+  // value_info, the output name) exactly as for an Identity.
+  g.set_input(n, 0, in);
+  const bypass_result r = bypass(g, n, 0, 0);
+  expects(r == bypass_result::removed, "forward_past: the caller did not check can_forward_past");
+}
+
+node* sole_user(const value* v) noexcept {
+  if (!v || v->is_graph_output() || v->uses().size() != 1) return nullptr;
+  return v->uses().front().user;
+}
+
+value* set_constant_input(graph& g, node* n, std::size_t index, tensor t, std::string_view base) {
+  std::string name = g.unique_name(base);
+  t.name = name;
+  value* v = g.add_initializer(std::move(name), std::move(t));
+  g.set_input(n, index, v);
+  return v;
+}
+
+}  // namespace inferopt::ir
