@@ -151,22 +151,36 @@ std::optional<std::size_t> forwarded_input(const pass_context& ctx, const ir::no
   return noop ? std::optional<std::size_t>(0) : std::nullopt;
 }
 
+/// A no-op and the input it forwards.
+struct noop_match {
+  ir::node* node = nullptr;
+  std::size_t input = 0;
+};
+
+class noop_pattern final : public pattern<noop_match> {
+ public:
+  noop_pattern()
+      : pattern("eliminate-noop",
+                pattern_root{{"Pad", "Cast", "Reshape", "Transpose", "Slice", "Concat", "Expand", "Mul", "Add"}}) {}
+
+  match_result<noop_match> match(const ir::graph& g, ir::node& n, const pass_context& ctx) const override {
+    const std::optional<std::size_t> in = forwarded_input(ctx, n);
+    if (!in) return {};
+    if (ir::can_bypass(g, &n, *in) != ir::bypass_result::removed) {
+      return match_result<noop_match>::declined("declined-output-name");
+    }
+    return noop_match{&n, *in};
+  }
+
+  std::int64_t rewrite(ir::graph& g, const noop_match& m, pass_context& ctx) const override {
+    ir::bypass(g, m.node, m.input);
+    ctx.count("noops-removed");
+    return 1;
+  }
+};
+
 }  // namespace
 
-bool eliminate_noop::run(ir::graph& g, pass_context& ctx) {
-  std::int64_t removed = 0;
-  for (ir::node* n : g.node_list()) {
-    const std::optional<std::size_t> in = forwarded_input(ctx, *n);
-    if (!in) continue;
-    if (ir::bypass(g, n, *in) == ir::bypass_result::removed) {
-      ++removed;
-      ctx.count("noops-removed");
-    } else {
-      ctx.count("declined-output-name");
-    }
-  }
-  ctx.rewrote(removed);
-  return removed > 0;
-}
+eliminate_noop::eliminate_noop() : pattern_pass(make_patterns<noop_pattern>()) {}
 
 }  // namespace inferopt

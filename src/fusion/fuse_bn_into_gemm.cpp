@@ -34,7 +34,7 @@ struct column_affine {
 
 /// A folding step found after `producer`, or the statistic naming why it was declined.
 /// Neither set: the producer's output does not feed a step this pass knows.
-struct match {
+struct fold_match {
   ir::node* producer = nullptr;
   ir::node* step = nullptr;
   column_affine affine;
@@ -122,8 +122,8 @@ std::optional<std::size_t> matmul_output_rank(const pass_context& ctx, const ir:
   return rank;
 }
 
-match match_at(const pass_context& ctx, ir::node* producer) {
-  match m;
+fold_match match_at(const pass_context& ctx, ir::node* producer) {
+  fold_match m;
   const bool is_gemm = producer->is("Gemm");
   const std::size_t max_inputs = is_gemm ? 3 : 2;
   if (producer->inputs().size() < 2 || producer->inputs().size() > max_inputs || producer->outputs().size() != 1 ||
@@ -210,15 +210,14 @@ ir::tensor folded_bias(const pass_context& ctx, const ir::node* gemm, const ir::
   return ir::floats_as(weight, std::move(dims), out);
 }
 
-/// Applies a found match; false (nothing edited) when the step's output cannot keep its name.
-bool rewrite(ir::graph& g, const pass_context& ctx, const match& m) {
+/// Applies a found match; `match` checked that the step's output can keep its name.
+void fold_step(ir::graph& g, const pass_context& ctx, const fold_match& m) {
   ir::node* p = m.producer;
   const ir::tensor weight = *ir::constant_tensor(p->input(1), ctx.ir_version());
   const bool is_gemm = p->is("Gemm");
   const ir::value* c = is_gemm ? p->input(2) : nullptr;
   const bool c_is_read = c && p->attr_float("beta", 1.0f) != 0.0f;
   const bool needs_bias = m.affine.shifts() || (m.affine.scales() && c_is_read);
-  // Computed before the bypass, the only step that can still decline: after it, no exit.
   std::optional<ir::tensor> bias;
   if (is_gemm && needs_bias) bias = folded_bias(ctx, p, weight, m.affine);
   if (m.to_gemm) bias = ir::floats_as(weight, {static_cast<std::int64_t>(m.affine.shift.size())}, m.affine.shift);
@@ -231,42 +230,42 @@ bool rewrite(ir::graph& g, const pass_context& ctx, const match& m) {
     scaled_weight = ir::floats_as(weight, weight.dims, w);
   }
 
-  if (ir::bypass(g, m.step, m.affine.data_index) != ir::bypass_result::removed) return false;
+  ir::bypass(g, m.step, m.affine.data_index);
   if (scaled_weight) ir::set_constant_input(g, p, 1, std::move(*scaled_weight), p->input(1)->name());
   if (bias) {
     if (m.to_gemm) p->set_op_type("Gemm");
     ir::set_constant_input(g, p, 2, std::move(*bias), c ? c->name() : p->output(0)->name() + "_bias");
     if (is_gemm) p->set_attribute(ir::attribute::make_float("beta", 1.0f));
   }
-  return true;
 }
+
+/// A producer may be followed by several steps in a row (Mul then Add): the driver tries it
+/// again after each fold.
+class bn_into_gemm_pattern final : public pattern<fold_match> {
+ public:
+  bn_into_gemm_pattern() : pattern("fuse-bn-into-gemm", pattern_root{{"Gemm", "MatMul"}}) {}
+
+  match_result<fold_match> match(const ir::graph& g, ir::node& producer, const pass_context& ctx) const override {
+    fold_match m = match_at(ctx, &producer);
+    if (!m.step) return {};
+    if (m.declined) return match_result<fold_match>::declined(m.declined);
+    if (ir::can_bypass(g, m.step, m.affine.data_index) != ir::bypass_result::removed) {
+      return match_result<fold_match>::declined("declined-output-name");
+    }
+    return m;
+  }
+
+  std::int64_t rewrite(ir::graph& g, const fold_match& m, pass_context& ctx) const override {
+    const bool is_batch_norm = m.step->is("BatchNormalization");  // before the bypass erases it
+    fold_step(g, ctx, m);
+    ctx.count(is_batch_norm ? "batch-norms-folded" : "elementwise-folded");
+    if (m.to_gemm) ctx.count("matmuls-became-gemm");
+    return 1;
+  }
+};
 
 }  // namespace
 
-bool fuse_bn_into_gemm::run(ir::graph& g, pass_context& ctx) {
-  std::int64_t folded = 0;
-  for (ir::node* p : g.node_list()) {
-    if (p->is_dead() || !(p->is("Gemm") || p->is("MatMul"))) continue;
-    // A producer may be followed by several steps in a row (Mul then Add): fold them all.
-    while (true) {
-      const match m = match_at(ctx, p);
-      if (!m.step) break;
-      if (m.declined) {
-        ctx.count(m.declined);
-        break;
-      }
-      const bool is_batch_norm = m.step->is("BatchNormalization");
-      if (!rewrite(g, ctx, m)) {
-        ctx.count("declined-output-name");
-        break;
-      }
-      ++folded;
-      ctx.count(is_batch_norm ? "batch-norms-folded" : "elementwise-folded");
-      if (m.to_gemm) ctx.count("matmuls-became-gemm");
-    }
-  }
-  ctx.rewrote(folded);
-  return folded > 0;
-}
+fuse_bn_into_gemm::fuse_bn_into_gemm() : pattern_pass(make_patterns<bn_into_gemm_pattern>()) {}
 
 }  // namespace inferopt

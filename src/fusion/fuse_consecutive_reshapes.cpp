@@ -99,42 +99,73 @@ void make_reshape(ir::graph& g, const forms& f, ir::node* n, ir::value* x, const
   ir::set_constant_input(g, n, 1, std::move(t), (n->name().empty() ? std::string("reshape") : n->name()) + "_shape");
 }
 
+forms forms_of(const pass_context& ctx) {
+  const std::int64_t opset = ctx.onnx_opset();
+  return forms{opset < 5, opset < 13, opset >= 14};
+}
+
+/// Two shape ops in a row, and what replaces them.
+struct shape_pair {
+  enum class action {
+    cancel,          // B undoes A: B's readers read x
+    retarget,        // B becomes Reshape(x, target), keeping its attributes
+    reconnect,       // B's target stays as it is; B reads x
+    static_reshape,  // B becomes Reshape(x, z's static shape)
+  };
+  ir::node* first = nullptr;
+  ir::node* second = nullptr;
+  action what = action::cancel;
+  std::vector<std::int64_t> target;  // retarget, static_reshape
+};
+
+class consecutive_reshapes_pattern final : public pattern<shape_pair> {
+ public:
+  consecutive_reshapes_pattern()
+      : pattern("fuse-consecutive-reshapes", pattern_root{{"Reshape", "Flatten", "Squeeze", "Unsqueeze"}}) {}
+
+  match_result<shape_pair> match(const ir::graph& g, ir::node& second, const pass_context& ctx) const override {
+    if (!is_shape_op(&second)) return {};
+    ir::node* first = second.input(0)->producer();
+    if (!is_shape_op(first) || first->owner() != &g) return {};
+    const forms f = forms_of(ctx);
+    ir::value* x = first->input(0);
+    shape_pair m{first, &second, shape_pair::action::cancel, {}};
+    if (cancels(ctx, f, first, &second) && ir::can_forward_past(g, &second, x)) return m;
+    if (second.is("Reshape")) {
+      if (std::optional<std::vector<std::int64_t>> target = resolved_target(ctx, f, first, &second)) {
+        // B keeps its attributes (allowzero) and, when no 0 was resolved, its target operand.
+        const bool same = target == target_of(ctx, f, &second);
+        m.what = same ? shape_pair::action::reconnect : shape_pair::action::retarget;
+        m.target = std::move(*target);
+        return m;
+      }
+    }
+    std::optional<std::vector<std::int64_t>> dims = static_result(&second);
+    if (!dims || (f.reshape_shape_attribute && second.inputs().size() != 1)) return {};
+    m.what = shape_pair::action::static_reshape;
+    m.target = std::move(*dims);
+    return m;
+  }
+
+  std::int64_t rewrite(ir::graph& g, const shape_pair& m, pass_context& ctx) const override {
+    const forms f = forms_of(ctx);
+    ir::value* x = m.first->input(0);
+    ir::value* y = m.first->output(0);
+    switch (m.what) {
+      case shape_pair::action::cancel: ir::forward_past(g, m.second, x); break;
+      case shape_pair::action::retarget: make_reshape(g, f, m.second, x, m.target, true); break;
+      case shape_pair::action::reconnect: g.set_input(m.second, 0, x); break;
+      case shape_pair::action::static_reshape: make_reshape(g, f, m.second, x, m.target, false); break;
+    }
+    ctx.count(m.what == shape_pair::action::cancel ? "shape-ops-cancelled" : "reshapes-merged");
+    if (!y->has_uses() && !y->is_graph_output()) g.erase(m.first);
+    return 1;
+  }
+};
+
 }  // namespace
 
-bool fuse_consecutive_reshapes::run(ir::graph& g, pass_context& ctx) {
-  const std::int64_t opset = ctx.onnx_opset();
-  const forms f{opset < 5, opset < 13, opset >= 14};
-  std::int64_t fused = 0;
-  for (ir::node* second : g.node_list()) {
-    if (!is_shape_op(second)) continue;
-    ir::node* first = second->input(0)->producer();
-    if (!is_shape_op(first) || first->owner() != &g) continue;
-    ir::value* x = first->input(0);
-    ir::value* y = first->output(0);
-    if (cancels(ctx, f, first, second) && ir::can_forward_past(g, second, x)) {
-      ir::forward_past(g, second, x);
-      ctx.count("shape-ops-cancelled");
-    } else if (std::optional<std::vector<std::int64_t>> target;
-               second->is("Reshape") && (target = resolved_target(ctx, f, first, second))) {
-      // B keeps its attributes (allowzero) and, when no 0 was resolved, its target operand.
-      if (target != target_of(ctx, f, second)) {
-        make_reshape(g, f, second, x, *target, true);
-      } else {
-        g.set_input(second, 0, x);
-      }
-      ctx.count("reshapes-merged");
-    } else if (std::optional<std::vector<std::int64_t>> dims = static_result(second);
-               dims && (!f.reshape_shape_attribute || second->inputs().size() == 1)) {
-      make_reshape(g, f, second, x, *dims, false);
-      ctx.count("reshapes-merged");
-    } else {
-      continue;
-    }
-    if (!y->has_uses() && !y->is_graph_output()) g.erase(first);
-    ++fused;
-  }
-  ctx.rewrote(fused);
-  return fused > 0;
-}
+fuse_consecutive_reshapes::fuse_consecutive_reshapes()
+    : pattern_pass(make_patterns<consecutive_reshapes_pattern>()) {}
 
 }  // namespace inferopt

@@ -41,9 +41,10 @@ struct transpose_pair {
   ir::node* second = nullptr;
   std::vector<std::int64_t> composed;
   bool cancels = false;
+  bool forward = false;  // cancels, and the second's readers can read x instead
 };
 
-std::optional<transpose_pair> match(const ir::graph& g, ir::node* second) {
+std::optional<transpose_pair> find_match(const ir::graph& g, ir::node* second) {
   if (!is_plain_transpose(second)) return std::nullopt;
   ir::node* first = second->input(0)->producer();
   if (!is_plain_transpose(first) || first->owner() != &g) return std::nullopt;
@@ -58,29 +59,38 @@ std::optional<transpose_pair> match(const ir::graph& g, ir::node* second) {
   return m;
 }
 
-}  // namespace
+class consecutive_transposes_pattern final : public pattern<transpose_pair> {
+ public:
+  consecutive_transposes_pattern() : pattern("fuse-consecutive-transposes", pattern_root{{"Transpose"}}) {}
 
-bool fuse_consecutive_transposes::run(ir::graph& g, pass_context& ctx) {
-  std::int64_t fused = 0;
-  for (ir::node* n : g.node_list()) {
-    const std::optional<transpose_pair> m = match(g, n);
-    if (!m) continue;
-    ir::value* x = m->first->input(0);
-    ir::value* y = m->first->output(0);
-    if (m->cancels && ir::can_forward_past(g, m->second, x)) {
-      ir::forward_past(g, m->second, x);
+  match_result<transpose_pair> match(const ir::graph& g, ir::node& second, const pass_context&) const override {
+    std::optional<transpose_pair> m = find_match(g, &second);
+    if (!m) return {};
+    m->forward = m->cancels && ir::can_forward_past(g, m->second, m->first->input(0));
+    return std::move(*m);
+  }
+
+  std::int64_t rewrite(ir::graph& g, const transpose_pair& m, pass_context& ctx) const override {
+    ir::value* x = m.first->input(0);
+    ir::value* y = m.first->output(0);
+    if (m.forward) {
+      ir::forward_past(g, m.second, x);
       ctx.count("transposes-cancelled");
     } else {
-      if (m->cancels) ctx.count("declined-output-name");
-      g.set_input(m->second, 0, x);
-      m->second->set_attribute(ir::attribute::make_ints("perm", m->composed));
+      // A cancelling pair whose output must keep its name still merges, into an identity perm.
+      if (m.cancels) ctx.count("declined-output-name");
+      g.set_input(m.second, 0, x);
+      m.second->set_attribute(ir::attribute::make_ints("perm", m.composed));
       ctx.count("transposes-merged");
     }
-    if (!y->has_uses() && !y->is_graph_output()) g.erase(m->first);
-    ++fused;
+    if (!y->has_uses() && !y->is_graph_output()) g.erase(m.first);
+    return 1;
   }
-  ctx.rewrote(fused);
-  return fused > 0;
-}
+};
+
+}  // namespace
+
+fuse_consecutive_transposes::fuse_consecutive_transposes()
+    : pattern_pass(make_patterns<consecutive_transposes_pattern>()) {}
 
 }  // namespace inferopt

@@ -27,7 +27,7 @@ struct conv_match {
   fusion::detail::fused_activation activation;
 };
 
-struct match_result {
+struct conv_search {
   std::optional<conv_match> found;
   const char* declined = nullptr;  // a statistic name, or null for "not a candidate at all"
 };
@@ -52,7 +52,7 @@ ir::node* sole_first_input_user(const ir::value* v) {
   return user && user->input(0) == v ? user : nullptr;
 }
 
-match_result match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
+conv_search find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
   // 1. a plain Conv with X, W, [B] and Conv's own attributes
   if (!conv->is("Conv") || conv->outputs().size() != 1 || !conv->output(0) || conv->inputs().size() < 2 ||
       conv->inputs().size() > 3 || !conv->input(0) || !conv->input(1)) {
@@ -101,7 +101,7 @@ match_result match(const ir::graph& g, const pass_context& ctx, ir::node* conv) 
   return {std::move(m), nullptr};
 }
 
-void rewrite(ir::graph& g, pass_context& ctx, const conv_match& m) {
+void apply_match(ir::graph& g, pass_context& ctx, const conv_match& m) {
   ir::node* conv = m.conv;
   if (m.add) {
     // Z may be computed between the Conv and the Add; the Add's place has it ready. The Conv's
@@ -123,24 +123,27 @@ void rewrite(ir::graph& g, pass_context& ctx, const conv_match& m) {
   ctx.require_opset(fusion::detail::microsoft_domain, fusion::detail::microsoft_opset);
 }
 
+class conv_activation_pattern final : public pattern<conv_match> {
+ public:
+  conv_activation_pattern() : pattern("fuse-conv-activation", pattern_root{{"Conv"}}) {}
+
+  inferopt::match_result<conv_match> match(const ir::graph& g, ir::node& root, const pass_context& ctx) const override {
+    conv_search r = find_match(g, ctx, &root);
+    if (r.found) return std::move(*r.found);
+    if (r.declined) return inferopt::match_result<conv_match>::declined(r.declined);
+    return {};
+  }
+
+  std::int64_t rewrite(ir::graph& g, const conv_match& m, pass_context& ctx) const override {
+    apply_match(g, ctx, m);
+    if (m.add) ctx.count("residuals-fused");
+    if (m.act) ctx.count("activations-fused");
+    return 1;
+  }
+};
+
 }  // namespace
 
-bool fuse_conv_activation::run(ir::graph& g, pass_context& ctx) {
-  std::int64_t fused = 0;
-  for (ir::node* n : g.node_list()) {
-    if (n->is_dead()) continue;
-    const match_result r = match(g, ctx, n);
-    if (!r.found) {
-      if (r.declined) ctx.count(r.declined);
-      continue;
-    }
-    rewrite(g, ctx, *r.found);
-    ++fused;
-    if (r.found->add) ctx.count("residuals-fused");
-    if (r.found->act) ctx.count("activations-fused");
-  }
-  ctx.rewrote(fused);
-  return fused > 0;
-}
+fuse_conv_activation::fuse_conv_activation() : pattern_pass(make_patterns<conv_activation_pattern>()) {}
 
 }  // namespace inferopt

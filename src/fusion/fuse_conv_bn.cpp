@@ -44,7 +44,7 @@ std::optional<std::vector<double>> channel_vector(const pass_context& ctx, const
   return ir::constant_floats(v, ctx.ir_version());
 }
 
-bn_match match(const pass_context& ctx, ir::node* conv) {
+bn_match find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
   std::optional<fusion::detail::conv_weights> c = fusion::detail::open_conv_weights(ctx, conv);  // condition 1
   if (!c) return {};
   ir::node* bn = ir::sole_user(conv->output(0));  // condition 2
@@ -74,34 +74,32 @@ bn_match match(const pass_context& ctx, ir::node* conv) {
   fusion::detail::scale_output_channels(*c, scale);
   fusion::detail::shift_output_channels(*c, shift);
   if (!fusion::detail::fits_weight_type(*c)) return decline(bn, "declined-overflow");
+  if (ir::can_bypass(g, bn) != ir::bypass_result::removed) return decline(bn, "declined-output-name");  // 6
   return bn_match{bn, std::move(c), {}};
 }
 
+/// A chain of BatchNormalizations folds one per rewrite: the driver tries the conv again.
+class conv_bn_pattern final : public pattern<bn_match> {
+ public:
+  conv_bn_pattern() : pattern("fuse-conv-bn", pattern_root{{"Conv", "ConvTranspose"}}, 1, {"batch-norms-folded"}) {}
+
+  match_result<bn_match> match(const ir::graph& g, ir::node& conv, const pass_context& ctx) const override {
+    bn_match m = find_match(g, ctx, &conv);
+    if (!m.bn) return {};
+    if (!m.folded) return match_result<bn_match>::declined(m.declined);
+    return m;
+  }
+
+  std::int64_t rewrite(ir::graph& g, const bn_match& m, pass_context& ctx) const override {
+    ir::bypass(g, m.bn);
+    fusion::detail::commit(g, *m.folded);
+    ctx.count("batch-norms-folded");
+    return 1;
+  }
+};
+
 }  // namespace
 
-bool fuse_conv_bn::run(ir::graph& g, pass_context& ctx) {
-  std::int64_t folded = 0;
-  for (ir::node* conv : g.node_list()) {
-    // The folded conv may be followed by another BatchNormalization: keep going.
-    for (;;) {
-      bn_match m = match(ctx, conv);
-      if (!m.bn) break;
-      if (!m.folded) {
-        ctx.count(std::string(m.declined));
-        break;
-      }
-      // bypass edits nothing when it declines (condition 6), so it goes before the weights.
-      if (ir::bypass(g, m.bn) != ir::bypass_result::removed) {
-        ctx.count("declined-output-name");
-        break;
-      }
-      fusion::detail::commit(g, *m.folded);
-      ++folded;
-    }
-  }
-  ctx.rewrote(folded);
-  ctx.count("batch-norms-folded", folded);
-  return folded > 0;
-}
+fuse_conv_bn::fuse_conv_bn() : pattern_pass(make_patterns<conv_bn_pattern>()) {}
 
 }  // namespace inferopt

@@ -17,6 +17,7 @@ struct arithmetic_match {
   ir::node* op = nullptr;                      // null: no foldable op type follows the conv
   std::optional<fusion::detail::conv_weights> folded;  // set when the pair folds
   std::string_view declined;                   // the statistic naming why, otherwise
+  std::size_t conv_slot = 0;                   // the op's input the conv feeds
 };
 
 arithmetic_match decline(ir::node* op, std::string_view why) { return arithmetic_match{op, std::nullopt, why}; }
@@ -53,7 +54,7 @@ std::optional<std::vector<double>> per_channel(const ir::tensor& t, std::vector<
   return values;
 }
 
-arithmetic_match match(const pass_context& ctx, ir::node* conv) {
+arithmetic_match find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
   std::optional<fusion::detail::conv_weights> c = fusion::detail::open_conv_weights(ctx, conv);  // condition 1
   if (!c) return {};
   ir::node* op = ir::sole_user(conv->output(0));  // condition 2
@@ -91,7 +92,8 @@ arithmetic_match match(const pass_context& ctx, ir::node* conv) {
     fusion::detail::shift_output_channels(*c, *k);
   }
   if (!fusion::detail::fits_weight_type(*c)) return decline(op, "declined-overflow");
-  return arithmetic_match{op, std::move(c), {}};
+  if (ir::can_bypass(g, op, conv_slot) != ir::bypass_result::removed) return decline(op, "declined-output-name");  // 6
+  return arithmetic_match{op, std::move(c), {}, conv_slot};
 }
 
 /// `muls-folded`, `adds-folded`, ...: one statistic per op type.
@@ -101,33 +103,29 @@ std::string folded_statistic(const ir::node* op) {
   return name + "s-folded";
 }
 
+/// Each fold leaves the conv feeding the next op of a chain; the driver tries the conv again.
+class conv_mul_add_pattern final : public pattern<arithmetic_match> {
+ public:
+  conv_mul_add_pattern() : pattern("fuse-conv-mul-add", pattern_root{{"Conv", "ConvTranspose"}}) {}
+
+  match_result<arithmetic_match> match(const ir::graph& g, ir::node& conv, const pass_context& ctx) const override {
+    arithmetic_match m = find_match(g, ctx, &conv);
+    if (!m.op) return {};
+    if (!m.folded) return match_result<arithmetic_match>::declined(m.declined);
+    return m;
+  }
+
+  std::int64_t rewrite(ir::graph& g, const arithmetic_match& m, pass_context& ctx) const override {
+    const std::string statistic = folded_statistic(m.op);  // before the bypass erases the op
+    ir::bypass(g, m.op, m.conv_slot);
+    fusion::detail::commit(g, *m.folded);
+    ctx.count(statistic);
+    return 1;
+  }
+};
+
 }  // namespace
 
-bool fuse_conv_mul_add::run(ir::graph& g, pass_context& ctx) {
-  std::int64_t folded = 0;
-  for (ir::node* conv : g.node_list()) {
-    // Each fold leaves the conv feeding the next op of a chain: keep going.
-    for (;;) {
-      arithmetic_match m = match(ctx, conv);
-      if (!m.op) break;
-      if (!m.folded) {
-        ctx.count(std::string(m.declined));
-        break;
-      }
-      const std::size_t conv_slot = m.op->input(0) == conv->output(0) ? 0 : 1;
-      const std::string statistic = folded_statistic(m.op);
-      // bypass edits nothing when it declines (condition 6), so it goes before the weights.
-      if (ir::bypass(g, m.op, conv_slot) != ir::bypass_result::removed) {
-        ctx.count("declined-output-name");
-        break;
-      }
-      fusion::detail::commit(g, *m.folded);
-      ctx.count(statistic);
-      ++folded;
-    }
-  }
-  ctx.rewrote(folded);
-  return folded > 0;
-}
+fuse_conv_mul_add::fuse_conv_mul_add() : pattern_pass(make_patterns<conv_mul_add_pattern>()) {}
 
 }  // namespace inferopt

@@ -20,12 +20,12 @@ struct gemm_match {
   fusion::detail::fused_activation activation;
 };
 
-struct match_result {
+struct gemm_search {
   std::optional<gemm_match> found;
   const char* declined = nullptr;  // a statistic name, or null for "not a candidate at all"
 };
 
-match_result match(const ir::graph& g, const pass_context& ctx, ir::node* gemm) {
+gemm_search find_match(const ir::graph& g, const pass_context& ctx, ir::node* gemm) {
   // 1. a plain Gemm with A, B, [C] and FusedGemm's attributes
   if (!gemm->is("Gemm") || gemm->outputs().size() != 1 || !gemm->output(0) || gemm->inputs().size() < 2 ||
       gemm->inputs().size() > 3 || !gemm->input(0) || !gemm->input(1)) {
@@ -54,7 +54,7 @@ match_result match(const ir::graph& g, const pass_context& ctx, ir::node* gemm) 
   return {gemm_match{gemm, next, std::move(*a)}, nullptr};
 }
 
-void rewrite(ir::graph& g, pass_context& ctx, const gemm_match& m) {
+void apply_match(ir::graph& g, pass_context& ctx, const gemm_match& m) {
   ir::bypass(g, m.act, 0, 0);  // checked in match: cannot decline
   ir::node* gemm = m.gemm;
   gemm->set_op_type("FusedGemm");
@@ -70,23 +70,26 @@ void rewrite(ir::graph& g, pass_context& ctx, const gemm_match& m) {
   ctx.require_opset(fusion::detail::microsoft_domain, fusion::detail::microsoft_opset);
 }
 
+class gemm_activation_pattern final : public pattern<gemm_match> {
+ public:
+  gemm_activation_pattern() : pattern("fuse-gemm-activation", pattern_root{{"Gemm"}}, 1, {"activations-fused"}) {}
+
+  inferopt::match_result<gemm_match> match(const ir::graph& g, ir::node& root, const pass_context& ctx) const override {
+    gemm_search r = find_match(g, ctx, &root);
+    if (r.found) return std::move(*r.found);
+    if (r.declined) return inferopt::match_result<gemm_match>::declined(r.declined);
+    return {};
+  }
+
+  std::int64_t rewrite(ir::graph& g, const gemm_match& m, pass_context& ctx) const override {
+    apply_match(g, ctx, m);
+    ctx.count("activations-fused");
+    return 1;
+  }
+};
+
 }  // namespace
 
-bool fuse_gemm_activation::run(ir::graph& g, pass_context& ctx) {
-  std::int64_t fused = 0;
-  for (ir::node* n : g.node_list()) {
-    if (n->is_dead()) continue;
-    const match_result r = match(g, ctx, n);
-    if (!r.found) {
-      if (r.declined) ctx.count(r.declined);
-      continue;
-    }
-    rewrite(g, ctx, *r.found);
-    ++fused;
-  }
-  ctx.rewrote(fused);
-  ctx.count("activations-fused", fused);
-  return fused > 0;
-}
+fuse_gemm_activation::fuse_gemm_activation() : pattern_pass(make_patterns<gemm_activation_pattern>()) {}
 
 }  // namespace inferopt

@@ -10,7 +10,7 @@ namespace {
 
 /// A MatMul and its Add, or the statistic naming why they were declined. Neither set: the
 /// MatMul does not feed an Add.
-struct match {
+struct matmul_add_match {
   ir::node* matmul = nullptr;
   ir::node* add = nullptr;
   std::size_t data_index = 0;  ///< the Add's input that reads the MatMul
@@ -31,7 +31,7 @@ bool is_column_bias(const std::vector<std::int64_t>& c, std::int64_t n) {
 /// Conditions 3 and 5 for a batched A: A's dims all known, B a 2-D [K, N] with N known, C a
 /// per-column bias of at most 2 dims or a constant (reshaped to [N]). Sets `batched_a`.
 const char* check_batched(const pass_context& ctx, const ir::value* a, const ir::value* b, const ir::value* c,
-                          match& m) {
+                          matmul_add_match& m) {
   const std::optional<std::vector<std::int64_t>> a_dims = ir::static_dims(a);
   const std::optional<std::int64_t> n = ir::static_dim(b, 1);
   if (!a_dims || a_dims->size() < 3 || ir::known_rank(b) != std::size_t{2} || !n) return "declined-rank";
@@ -44,8 +44,8 @@ const char* check_batched(const pass_context& ctx, const ir::value* a, const ir:
   return nullptr;
 }
 
-match match_at(const pass_context& ctx, ir::node* matmul) {
-  match m;
+matmul_add_match match_at(const pass_context& ctx, ir::node* matmul) {
+  matmul_add_match m;
   if (matmul->inputs().size() != 2 || matmul->outputs().size() != 1 || !matmul->input(0) || !matmul->input(1) ||
       !matmul->output(0)) {
     return m;
@@ -76,7 +76,7 @@ match match_at(const pass_context& ctx, ir::node* matmul) {
 
 /// The batched form: A -> Reshape[M, K] -> Gemm(B, C) -> the Add, turned into a Reshape back
 /// to [..., N], so the Add's output value (and its name) stays.
-void rewrite_batched(ir::graph& g, pass_context& ctx, const match& m) {
+void rewrite_batched(ir::graph& g, pass_context& ctx, const matmul_add_match& m) {
   const std::vector<std::int64_t>& a_dims = *m.batched_a;
   const std::int64_t k = a_dims.back();
   const std::int64_t n = *ir::static_dim(m.matmul->input(1), 1);
@@ -127,39 +127,40 @@ bool defined_after(const ir::graph& g, const ir::node* n, const ir::value* v) {
   return false;
 }
 
-}  // namespace
+class matmul_add_pattern final : public pattern<matmul_add_match> {
+ public:
+  matmul_add_pattern() : pattern("fuse-matmul-add", pattern_root{{"MatMul"}}, 1, {"matmul-adds-fused"}) {}
 
-bool fuse_matmul_add::run(ir::graph& g, pass_context& ctx) {
-  std::int64_t fused = 0;
-  for (ir::node* n : g.node_list()) {
-    if (n->is_dead() || !n->is("MatMul")) continue;
-    const match m = match_at(ctx, n);
-    if (!m.add) continue;
-    if (m.declined) {
-      ctx.count(m.declined);
-      continue;
+  match_result<matmul_add_match> match(const ir::graph& g, ir::node& matmul, const pass_context& ctx) const override {
+    matmul_add_match m = match_at(ctx, &matmul);
+    if (!m.add) return {};
+    if (m.declined) return match_result<matmul_add_match>::declined(m.declined);
+    // condition 6; the batched form keeps the Add (as the Reshape back), so its name stays
+    if (!m.batched_a && ir::can_bypass(g, m.add, m.data_index) != ir::bypass_result::removed) {
+      return match_result<matmul_add_match>::declined("declined-output-name");
     }
+    return m;
+  }
+
+  std::int64_t rewrite(ir::graph& g, const matmul_add_match& m, pass_context& ctx) const override {
     ir::value* c = m.add->input(1 - m.data_index);
     const bool reorder = defined_after(g, m.matmul, c);
     if (m.batched_a) {
       rewrite_batched(g, ctx, m);
-      if (reorder) g.sort_topologically();
-      ++fused;
       ctx.count("batched-matmul-adds-fused");
-      continue;
+    } else {
+      ir::bypass(g, m.add, m.data_index);
+      m.matmul->set_op_type("Gemm");
+      g.set_input(m.matmul, 2, c);
     }
-    if (ir::bypass(g, m.add, m.data_index) != ir::bypass_result::removed) {  // condition 6
-      ctx.count("declined-output-name");
-      continue;
-    }
-    m.matmul->set_op_type("Gemm");
-    g.set_input(m.matmul, 2, c);
     if (reorder) g.sort_topologically();
-    ++fused;
+    ctx.count("matmul-adds-fused");
+    return 1;
   }
-  ctx.rewrote(fused);
-  ctx.count("matmul-adds-fused", fused);
-  return fused > 0;
-}
+};
+
+}  // namespace
+
+fuse_matmul_add::fuse_matmul_add() : pattern_pass(make_patterns<matmul_add_pattern>()) {}
 
 }  // namespace inferopt

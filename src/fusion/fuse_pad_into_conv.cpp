@@ -62,7 +62,7 @@ bool consumer_accepts_pads(const ir::node& n) {
   return n.is("AveragePool") && n.attr_int("count_include_pad", 0) == 1 && n.attr_int("ceil_mode", 0) == 0;
 }
 
-std::optional<pad_match> match(const pass_context& ctx, ir::node* pad) {
+std::optional<pad_match> find_match(const pass_context& ctx, ir::node* pad) {
   if (pad->is_dead() || !pad->is("Pad") || pad->outputs().size() != 1 || !pad->input(0) || !pad->output(0)) {
     return std::nullopt;
   }
@@ -88,21 +88,27 @@ std::optional<pad_match> match(const pass_context& ctx, ir::node* pad) {
   return pad_match{pad, consumer, std::move(conv_pads)};
 }
 
+class pad_into_conv_pattern final : public pattern<pad_match> {
+ public:
+  pad_into_conv_pattern() : pattern("fuse-pad-into-conv", pattern_root{{"Pad"}}) {}
+
+  match_result<pad_match> match(const ir::graph&, ir::node& pad, const pass_context& ctx) const override {
+    std::optional<pad_match> m = find_match(ctx, &pad);
+    if (!m) return {};
+    return std::move(*m);
+  }
+
+  std::int64_t rewrite(ir::graph& g, const pad_match& m, pass_context& ctx) const override {
+    m.consumer->set_attribute(ir::attribute::make_ints("pads", m.new_pads));
+    g.set_input(m.consumer, 0, m.pad->input(0));
+    g.erase(m.pad);
+    ctx.count(m.consumer->is("Conv") ? "pads-into-conv" : "pads-into-average-pool");
+    return 1;
+  }
+};
+
 }  // namespace
 
-bool fuse_pad_into_conv::run(ir::graph& g, pass_context& ctx) {
-  std::int64_t fused = 0;
-  for (ir::node* n : g.node_list()) {
-    std::optional<pad_match> m = match(ctx, n);
-    if (!m) continue;
-    m->consumer->set_attribute(ir::attribute::make_ints("pads", std::move(m->new_pads)));
-    g.set_input(m->consumer, 0, m->pad->input(0));
-    g.erase(m->pad);
-    ctx.count(m->consumer->is("Conv") ? "pads-into-conv" : "pads-into-average-pool");
-    ++fused;
-  }
-  ctx.rewrote(fused);
-  return fused > 0;
-}
+fuse_pad_into_conv::fuse_pad_into_conv() : pattern_pass(make_patterns<pad_into_conv_pattern>()) {}
 
 }  // namespace inferopt

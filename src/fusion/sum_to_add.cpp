@@ -1,17 +1,26 @@
 #include "inferopt/fusion/sum_to_add.hpp"
 
 namespace inferopt {
+namespace {
 
-bool sum_to_add::run(ir::graph& g, pass_context& ctx) {
-  if (ctx.onnx_opset() < 8) return false;
-  std::int64_t changed = 0;
-  for (ir::node* n : g.nodes()) {
-    if (!n->is("Sum") || n->inputs().size() != 2 || !n->input(0) || !n->input(1)) continue;
-    n->set_op_type("Add");
-    ++changed;
+class sum_to_add_pattern final : public pattern<ir::node*> {
+ public:
+  // Opset 8 is where Sum started to broadcast like Add.
+  sum_to_add_pattern() : pattern("sum-to-add", pattern_root{{"Sum"}, "", 8}) {}
+
+  match_result<ir::node*> match(const ir::graph&, ir::node& sum, const pass_context&) const override {
+    if (sum.inputs().size() != 2 || !sum.input(0) || !sum.input(1)) return {};
+    return &sum;
   }
-  ctx.rewrote(changed);
-  return changed > 0;
-}
+
+  std::int64_t rewrite(ir::graph&, ir::node* const& sum, pass_context&) const override {
+    sum->set_op_type("Add");
+    return 1;
+  }
+};
+
+}  // namespace
+
+sum_to_add::sum_to_add() : pattern_pass(make_patterns<sum_to_add_pattern>()) {}
 
 }  // namespace inferopt

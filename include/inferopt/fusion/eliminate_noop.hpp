@@ -24,20 +24,20 @@
 ///      starts/ends/axes are attributes before opset 10 and inputs from 10; Reshape's target
 ///      is an attribute before opset 5; allowzero exists from opset 14;
 ///   3. the shapes or element types the check needs are known;
-///   4. when y is a graph output, x must be able to take its name (see detail::bypass): a
+///   4. when y is a graph output, x must be able to take its name (see ir::bypass): a
 ///      no-op from a graph input or a constant straight to an output stays.
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class eliminate_noop final : public pass {
+class eliminate_noop final : public pattern_pass {
  public:
+  eliminate_noop();
   [[nodiscard]] std::string_view name() const noexcept override { return "eliminate-noop"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "remove Pad, Cast, Reshape, Transpose, Slice, Concat, Expand, Mul and Add nodes that change nothing";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

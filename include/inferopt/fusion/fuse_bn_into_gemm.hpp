@@ -33,19 +33,19 @@
 ///      broadcasts to [M, N];
 ///   6. MatMul gaining a shift becomes a Gemm only when A is known to be 2-D and opset >= 7;
 ///      otherwise only a pure scale (Mul, Div) is folded and a shift-only step stays;
-///   7. the step's output can keep its name when it is a graph output (detail::bypass).
+///   7. the step's output can keep its name when it is a graph output (ir::bypass).
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class fuse_bn_into_gemm final : public pass {
+class fuse_bn_into_gemm final : public pattern_pass {
  public:
+  fuse_bn_into_gemm();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-bn-into-gemm"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "fold BatchNormalization or a per-column Mul/Add after Gemm or MatMul into its weights";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

@@ -28,17 +28,17 @@
 ///      0 itself (that would need allowzero); `-1` is kept, as the element count is the same;
 ///   5. static form: z's type is a static shape without 0 dims.
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class fuse_consecutive_reshapes final : public pass {
+class fuse_consecutive_reshapes final : public pattern_pass {
  public:
+  fuse_consecutive_reshapes();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-consecutive-reshapes"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "collapse Reshape/Flatten/Squeeze/Unsqueeze chains into one Reshape, or none when they cancel";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

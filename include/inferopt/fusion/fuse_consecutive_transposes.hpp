@@ -13,20 +13,20 @@
 ///   2. each perm is a permutation of 0..r-1 of one rank r; an omitted perm (reverse the
 ///      dims) needs the rank of its input to be known;
 ///   3. when c is the identity and z is a graph output, x must be able to take z's name (see
-///      detail::bypass); otherwise the second node stays as Transpose(x, identity) and
+///      ir::bypass); otherwise the second node stays as Transpose(x, identity) and
 ///      `eliminate-noop` cannot remove it either.
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class fuse_consecutive_transposes final : public pass {
+class fuse_consecutive_transposes final : public pattern_pass {
  public:
+  fuse_consecutive_transposes();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-consecutive-transposes"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "merge Transpose -> Transpose into one Transpose, or none when they cancel";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

@@ -28,17 +28,17 @@
 /// The fused node stands where the Add stood when Z is absorbed, so Z is always computed
 /// before it.
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class fuse_conv_activation final : public pass {
+class fuse_conv_activation final : public pattern_pass {
  public:
+  fuse_conv_activation();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-conv-activation"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "fold an activation and a residual Add into Conv as com.microsoft FusedConv";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

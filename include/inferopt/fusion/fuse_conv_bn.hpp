@@ -23,20 +23,20 @@
 ///      are absent or unused); opset >= 14: training_mode is 0; opset <= 8: spatial is not 0
 ///      (per-activation statistics do not fold into per-channel weights);
 ///   5. var + epsilon is positive and every folded value is finite in W's element type;
-///   6. when z is a graph output, y can take z's name (see detail::bypass).
+///   6. when z is a graph output, y can take z's name (see ir::bypass).
 /// A chain of BatchNormalizations after one conv folds in one run.
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class fuse_conv_bn final : public pass {
+class fuse_conv_bn final : public pattern_pass {
  public:
+  fuse_conv_bn();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-conv-bn"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "fold BatchNormalization into the preceding Conv or ConvTranspose";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

@@ -23,20 +23,20 @@
 ///      with `broadcast` set, from `axis` when given), c has no more dims than the output, and
 ///      every dim of c is 1 except the channel dim, which is 1 or C_out; so z has y's shape;
 ///   5. Div: no c[o] is zero; every folded value is finite in W's element type;
-///   6. when z is a graph output, y can take z's name (see detail::bypass).
+///   6. when z is a graph output, y can take z's name (see ir::bypass).
 /// Chains (Conv -> Mul -> Add, as fuse-conv-bn leaves BN -> Mul -> Add) fold in one run.
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class fuse_conv_mul_add final : public pass {
+class fuse_conv_mul_add final : public pattern_pass {
  public:
+  fuse_conv_mul_add();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-conv-mul-add"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "fold a per-channel constant Mul/Add/Sub/Div into the preceding Conv or ConvTranspose";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

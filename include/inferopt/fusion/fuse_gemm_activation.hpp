@@ -20,17 +20,17 @@
 ///   5. the activation's output, when it is a graph output, can pass its name to the fused
 ///      node (detail::can_bypass).
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class fuse_gemm_activation final : public pass {
+class fuse_gemm_activation final : public pattern_pass {
  public:
+  fuse_gemm_activation();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-gemm-activation"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "fold an activation into Gemm as com.microsoft FusedGemm";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

@@ -18,21 +18,21 @@
 ///   3. (b) opset >= 7 (C broadcasts unidirectionally); the Gemm's output is read only by the
 ///      Transpose and is not a graph output; C is absent, holds a single element (its
 ///      transpose is itself), or is a constant (transposed into a new initializer); the
-///      Transpose's output can keep its name when it is a graph output (detail::bypass);
+///      Transpose's output can keep its name when it is a graph output (ir::bypass);
 ///   4. (c) opset >= 11 (Gemm without C); the MatMul's other operand is known to be 2-D; the
 ///      operands share a floating element type.
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class fuse_gemm_transpose final : public pass {
+class fuse_gemm_transpose final : public pattern_pass {
  public:
+  fuse_gemm_transpose();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-gemm-transpose"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "absorb matrix Transposes around Gemm and MatMul into Gemm's transA/transB";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

@@ -19,22 +19,22 @@
 ///      and our executor's Gemm too);
 ///   5. C's shape is known and broadcasts to [M, N] unidirectionally: rank at most 2, each
 ///      dim 1 or the matching, statically known, output dim;
-///   6. the Add's output can keep its name when it is a graph output (detail::bypass).
+///   6. the Add's output can keep its name when it is a graph output (ir::bypass).
 ///
 /// C need not be a constant. When it is computed after the MatMul, the Gemm moves after it
 /// (the graph is sorted again).
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class fuse_matmul_add final : public pass {
+class fuse_matmul_add final : public pattern_pass {
  public:
+  fuse_matmul_add();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-matmul-add"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "fuse a 2-D MatMul and the Add of a broadcastable bias into Gemm";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

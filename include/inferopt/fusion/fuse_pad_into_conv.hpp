@@ -22,17 +22,17 @@
 ///      and ceil_mode = 0; auto_pad is NOTSET (explicit pads), and its pads, if given, have
 ///      one begin and one end per spatial axis.
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class fuse_pad_into_conv final : public pass {
+class fuse_pad_into_conv final : public pattern_pass {
  public:
+  fuse_pad_into_conv();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-pad-into-conv"; }
   [[nodiscard]] std::string_view description() const noexcept override {
     return "absorb a zero Pad into the pads of the Conv or AveragePool that reads it";
   }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt

@@ -11,15 +11,15 @@
 /// Conditions: default domain, opset >= 8 (older Sum did not broadcast like Add), exactly two
 /// inputs, both present.
 
-#include "inferopt/pass/pass.hpp"
+#include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
 
-class sum_to_add final : public pass {
+class sum_to_add final : public pattern_pass {
  public:
+  sum_to_add();
   [[nodiscard]] std::string_view name() const noexcept override { return "sum-to-add"; }
   [[nodiscard]] std::string_view description() const noexcept override { return "turn a two-input Sum into Add"; }
-  bool run(ir::graph& g, pass_context& ctx) override;
 };
 
 }  // namespace inferopt
