@@ -28,11 +28,13 @@ run_report pass_manager::run(pipeline& p, ir::model& m) {
   run_report report;
   slots_.clear();
   fixpoint_slots_.clear();
+  snapshot_.reset();  // the model may have changed since the last run
   report.nodes_before = m.graph().node_count_recursive();
   const auto start = clock_type::now();
   for (pipeline_step& step : p.steps) run_step(step, m, report, {});
   report.milliseconds = elapsed_ms(start);
   report.nodes_after = m.graph().node_count_recursive();
+  snapshot_.reset();
   return report;
 }
 
@@ -45,7 +47,7 @@ bool pass_manager::run_step(pipeline_step& step, ir::model& m, run_report& repor
       r.group = group;
       report.passes.push_back(std::move(r));
     }
-    return run_pass(*step.single, m, report.passes[it->second]);
+    return run_pass(*step.single, m, report.passes[it->second], report);
   }
   // One record per group in the pipeline: a nested group's runs add up in its record.
   const std::string text = to_string(step);
@@ -72,8 +74,14 @@ bool pass_manager::run_step(pipeline_step& step, ir::model& m, run_report& repor
   return changed_ever;
 }
 
-bool pass_manager::run_pass(pass& p, ir::model& m, pass_record& record) {
-  std::unique_ptr<ir::graph> snapshot = m.graph().clone();
+void pass_manager::ensure_snapshot(const ir::model& m, run_report& report) {
+  if (snapshot_) return;
+  snapshot_ = m.graph().clone();
+  ++report.snapshots;
+}
+
+bool pass_manager::run_pass(pass& p, ir::model& m, pass_record& record, run_report& report) {
+  ensure_snapshot(m, report);
   const std::size_t before = m.graph().node_count_recursive();
   for (auto& i : instrumentations_) i->before_pass(p, m);
   const auto start = clock_type::now();
@@ -90,12 +98,13 @@ bool pass_manager::run_pass(pass& p, ir::model& m, pass_record& record) {
     outcome.counters = ctx.counters();
     for (auto& i : instrumentations_) i->after_pass(p, m, outcome);
   } catch (const std::exception& e) {
-    m.replace_graph(std::move(snapshot));
+    m.replace_graph(std::move(snapshot_));  // the next pass takes a new copy
     m.opsets.resize(opsets_before);  // imports the failed pass asked for
     for (auto& i : instrumentations_) i->after_pass_failed(p, m, e.what());
     const auto* ours = dynamic_cast<const error*>(&e);
     throw error(ours ? ours->code() : errc::internal, "pass '" + std::string(p.name()) + "': " + e.what());
   }
+  if (outcome.changed) snapshot_.reset();
   record.milliseconds += elapsed_ms(start);
   // Only this pass's own change counts, so rows of a fixpoint group read as a sequence.
   if (record.runs == 0) record.nodes_after = record.nodes_before = before;
