@@ -4,8 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include "inferopt/ir/shapes.hpp"
 #include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {
 namespace {

@@ -5,10 +5,10 @@
 #include <optional>
 #include <string_view>
 
-#include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "fused_activation.hpp"
+#include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string_view>
 
+#include "conv_weights.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/rewriting.hpp"
-#include "conv_weights.hpp"
 
 namespace inferopt {
 namespace {

@@ -5,9 +5,9 @@
 #include <optional>
 #include <string_view>
 
+#include "fused_activation.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/rewriting.hpp"
-#include "fused_activation.hpp"
 
 namespace inferopt {
 namespace {

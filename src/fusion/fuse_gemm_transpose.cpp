@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {

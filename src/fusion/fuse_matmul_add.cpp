@@ -1,8 +1,8 @@
 #include "inferopt/fusion/fuse_matmul_add.hpp"
 
 #include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/shapes.hpp"
 
 namespace inferopt {

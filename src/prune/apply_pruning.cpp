@@ -7,8 +7,8 @@
 #include "cuttable_constant.hpp"
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/verify.hpp"
 
 namespace inferopt::prune {
@@ -96,8 +96,8 @@ class cutter {
         expects(shape.has_value(), "a Reshape target stays constant");
         (*shape)[s.axis] = static_cast<std::int64_t>(std::count(keep.begin(), keep.end(), true));
         ir::set_constant_input(g, s.node, s.input_index,
-                                   ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(shape->size())}, *shape),
-                                   s.node->input(s.input_index)->name() + "_pruned");
+                               ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(shape->size())}, *shape),
+                               s.node->input(s.input_index)->name() + "_pruned");
         return;
       }
       case cut_kind::split_sizes: {
@@ -109,8 +109,8 @@ class cutter {
         }
         if (s.node->input(1)) {
           ir::set_constant_input(g, s.node, 1,
-                                     ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(sizes.size())}, sizes),
-                                     s.node->input(1)->name() + "_pruned");
+                                 ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(sizes.size())}, sizes),
+                                 s.node->input(1)->name() + "_pruned");
         } else {
           s.node->set_attribute(ir::attribute::make_ints("split", sizes));
         }
@@ -132,8 +132,8 @@ class cutter {
       dims[s.axis] = kept;
       ir::node* producer = const_cast<ir::node*>(current->constant_of_shape);
       ir::set_constant_input(g, producer, 0,
-                                 ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(dims.size())}, dims),
-                                 v->name() + "_shape");
+                             ir::tensor::from_values<std::int64_t>("", {static_cast<std::int64_t>(dims.size())}, dims),
+                             v->name() + "_shape");
       return;
     }
     ir::tensor t = gather(*current->data, s.axis, kept, keep_slice);

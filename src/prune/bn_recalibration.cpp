@@ -26,7 +26,6 @@
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/rewriting.hpp"
-#include "inferopt/ir/constants.hpp"
 
 namespace inferopt::prune {
 

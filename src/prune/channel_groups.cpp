@@ -7,12 +7,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
-#include "inferopt/ir/matrix_operands.hpp"
-#include "inferopt/ir/shapes.hpp"
-#include "inferopt/ir/graph.hpp"
 #include "cuttable_constant.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/shapes.hpp"
 
 namespace inferopt::prune {
 namespace {

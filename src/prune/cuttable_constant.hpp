@@ -7,10 +7,9 @@
 #include <vector>
 
 #include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/node.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/value.hpp"
-#include "inferopt/ir/constants.hpp"
 
 namespace inferopt::prune {
 

@@ -6,8 +6,8 @@
 #include <random>
 
 #include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt::prune {
 

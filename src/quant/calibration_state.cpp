@@ -1,7 +1,7 @@
 #include "inferopt/quant/calibration_state.hpp"
 
-#include "inferopt/core/error.hpp"
 #include "byte_io.hpp"
+#include "inferopt/core/error.hpp"
 
 namespace inferopt::quant {
 

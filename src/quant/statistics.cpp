@@ -5,8 +5,8 @@
 #include <limits>
 #include <numeric>
 
-#include "inferopt/core/error.hpp"
 #include "byte_io.hpp"
+#include "inferopt/core/error.hpp"
 
 namespace inferopt::quant {
 

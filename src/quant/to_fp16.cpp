@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt {
 namespace {

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "fusion_test_util.hpp"
+#include "inferopt/core/float16.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/model.hpp"
 #include "inferopt/ir/serialize.hpp"
-#include "inferopt/core/float16.hpp"
-#include "fusion_test_util.hpp"
 #include "pass_test_util.hpp"
 #include "support/builtin_pipeline.hpp"
 

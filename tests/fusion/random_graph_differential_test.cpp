@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "inferopt/ir/verify.hpp"
 #include "inferopt/builtin.hpp"
+#include "inferopt/ir/verify.hpp"
 #include "inferopt/pass/numeric_bisect.hpp"
 #include "inferopt/pass/pass_manager.hpp"
 #include "inferopt/pass/pipeline.hpp"

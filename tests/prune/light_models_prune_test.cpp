@@ -8,9 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "inferopt/builtin.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
-#include "inferopt/builtin.hpp"
 #include "inferopt/pass/pass_manager.hpp"
 #include "inferopt/pass/pipeline.hpp"
 #include "inferopt/prune/prune.hpp"

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/graph_builder.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
 #include "inferopt/pass/infer_shapes.hpp"

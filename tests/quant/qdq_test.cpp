@@ -17,12 +17,12 @@
 #include <catch2/catch.hpp>
 
 #include "fusion_test_util.hpp"
+#include "inferopt/builtin.hpp"
 #include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/graph_builder.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
-#include "inferopt/builtin.hpp"
 #include "inferopt/pass/pipeline.hpp"
 #include "inferopt/runtime/inputs.hpp"
 #include "inferopt/runtime/session.hpp"

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "inferopt/builtin.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
-#include "inferopt/builtin.hpp"
 #include "inferopt/pass.hpp"
 #include "inferopt/runtime/graph_memory_plan.hpp"
 #include "ir/test_graphs.hpp"

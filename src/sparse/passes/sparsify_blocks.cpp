@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "inferopt/ir/constants.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/matrix_operands.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/shapes.hpp"
 #include "inferopt/sparse/block_sparse_matmul_op.hpp"
 

@@ -25,8 +25,8 @@
 #include "inferopt/runtime/session.hpp"
 #include "inferopt/sparse/block_sparse_matmul_op.hpp"
 #include "pass/pass_test_util.hpp"
-#include "support/builtin_pipeline.hpp"
 #include "sparse/graph/sparse_graph_test_util.hpp"
+#include "support/builtin_pipeline.hpp"
 #include "support/random_graph.hpp"
 
 using namespace inferopt;
