@@ -29,11 +29,10 @@ std::optional<conv_weights> open_conv_weights(const pass_context& ctx, ir::node*
   // Conv: W is (C_out, C_in/group, k...); ConvTranspose: W is (C_in, C_out/group, k...).
   c.out_channels = c.transpose ? w->dims[1] * c.group : w->dims[0];
 
-  std::optional<std::vector<double>> values = ir::constant_floats(conv->input(1), ctx.ir_version());
-  if (!values || static_cast<std::int64_t>(values->size()) != w->element_count() || values->empty()) {
-    return std::nullopt;
-  }
-  c.w = std::move(*values);
+  // What load_weights relies on: W's bytes hold its element count of values (W is floating,
+  // so element_size is not 0).
+  const std::int64_t count = w->element_count();
+  if (count <= 0 || w->byte_size() / ir::element_size(w->dtype) != static_cast<std::size_t>(count)) return std::nullopt;
 
   if (const ir::value* b = conv->input(2)) {
     const ir::tensor* bt = ir::constant_tensor(b, ctx.ir_version());
@@ -45,6 +44,11 @@ std::optional<conv_weights> open_conv_weights(const pass_context& ctx, ir::node*
     c.bias.assign(static_cast<std::size_t>(c.out_channels), 0.0);
   }
   return c;
+}
+
+void load_weights(const pass_context& ctx, conv_weights& c) {
+  if (!c.w.empty()) return;
+  c.w = *ir::constant_floats(c.conv->input(1), ctx.ir_version());  // open_conv_weights checked it
 }
 
 void scale_output_channels(conv_weights& c, std::span<const double> scale) {

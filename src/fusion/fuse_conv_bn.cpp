@@ -45,10 +45,12 @@ std::optional<std::vector<double>> channel_vector(const pass_context& ctx, const
 }
 
 bn_match find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
-  std::optional<fusion::detail::conv_weights> c = fusion::detail::open_conv_weights(ctx, conv);  // condition 1
-  if (!c) return {};
+  // Condition 2 before 1: both fail silently, and reading the weights (widened to double) is
+  // the expensive part, wasted on the many convs no BatchNormalization follows.
   ir::node* bn = ir::sole_user(conv->output(0));  // condition 2
   if (!bn || !bn->is("BatchNormalization")) return {};
+  std::optional<fusion::detail::conv_weights> c = fusion::detail::open_conv_weights(ctx, conv);  // condition 1
+  if (!c) return {};
   if (bn->inputs().size() != 5 || bn->input(0) != conv->output(0) || bn->outputs().empty() || !bn->output(0)) {
     return decline(bn, "declined-malformed");
   }
@@ -71,6 +73,7 @@ bn_match find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv)
     scale[o] = gamma[o] / std::sqrt(denominator);
     shift[o] = beta[o] - mean[o] * scale[o];  // (B - mean) * s + beta = B * s + shift
   }
+  fusion::detail::load_weights(ctx, *c);
   fusion::detail::scale_output_channels(*c, scale);
   fusion::detail::shift_output_channels(*c, shift);
   if (!fusion::detail::fits_weight_type(*c)) return decline(bn, "declined-overflow");

@@ -55,10 +55,12 @@ std::optional<std::vector<double>> per_channel(const ir::tensor& t, std::vector<
 }
 
 arithmetic_match find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
-  std::optional<fusion::detail::conv_weights> c = fusion::detail::open_conv_weights(ctx, conv);  // condition 1
-  if (!c) return {};
+  // Condition 2 before 1, as in fuse-conv-bn: both fail silently, and reading the weights is
+  // the expensive part.
   ir::node* op = ir::sole_user(conv->output(0));  // condition 2
   if (!op || !(op->is("Mul") || op->is("Add") || op->is("Sub") || op->is("Div"))) return {};
+  std::optional<fusion::detail::conv_weights> c = fusion::detail::open_conv_weights(ctx, conv);  // condition 1
+  if (!c) return {};
   if (op->inputs().size() != 2 || op->outputs().size() != 1 || !op->output(0)) return decline(op, "declined-malformed");
   const std::size_t conv_slot = op->input(0) == conv->output(0) ? 0 : 1;
   const bool commutes = op->is("Mul") || op->is("Add");
@@ -77,6 +79,7 @@ arithmetic_match find_match(const ir::graph& g, const pass_context& ctx, ir::nod
   std::optional<std::vector<double>> k = per_channel(*t, std::move(*values), *start, output_rank, c->out_channels);
   if (!k) return decline(op, "declined-broadcast");
 
+  fusion::detail::load_weights(ctx, *c);
   if (op->is("Mul")) {
     fusion::detail::scale_output_channels(*c, *k);
   } else if (op->is("Div")) {
