@@ -150,7 +150,6 @@ class consecutive_reshapes_pattern final : public pattern<shape_pair> {
   std::int64_t rewrite(ir::graph& g, const shape_pair& m, pass_context& ctx) const override {
     const forms f = forms_of(ctx);
     ir::value* x = m.first->input(0);
-    ir::value* y = m.first->output(0);
     switch (m.what) {
       case shape_pair::action::cancel: ir::forward_past(g, m.second, x); break;
       case shape_pair::action::retarget: make_reshape(g, f, m.second, x, m.target, true); break;
@@ -158,7 +157,7 @@ class consecutive_reshapes_pattern final : public pattern<shape_pair> {
       case shape_pair::action::static_reshape: make_reshape(g, f, m.second, x, m.target, false); break;
     }
     ctx.count(m.what == shape_pair::action::cancel ? "shape-ops-cancelled" : "reshapes-merged");
-    if (!y->has_uses() && !y->is_graph_output()) g.erase(m.first);
+    ir::erase_if_unread(g, m.first);
     return 1;
   }
 };

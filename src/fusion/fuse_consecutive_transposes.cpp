@@ -72,7 +72,6 @@ class consecutive_transposes_pattern final : public pattern<transpose_pair> {
 
   std::int64_t rewrite(ir::graph& g, const transpose_pair& m, pass_context& ctx) const override {
     ir::value* x = m.first->input(0);
-    ir::value* y = m.first->output(0);
     if (m.forward) {
       ir::forward_past(g, m.second, x);
       ctx.count("transposes-cancelled");
@@ -83,7 +82,7 @@ class consecutive_transposes_pattern final : public pattern<transpose_pair> {
       m.second->set_attribute(ir::attribute::make_ints("perm", m.composed));
       ctx.count("transposes-merged");
     }
-    if (!y->has_uses() && !y->is_graph_output()) g.erase(m.first);
+    ir::erase_if_unread(g, m.first);
     return 1;
   }
 };

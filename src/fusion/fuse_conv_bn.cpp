@@ -11,15 +11,14 @@
 namespace inferopt {
 namespace {
 
-/// A BatchNormalization found after a conv, and either the conv's folded weights or why
-/// the pair was declined. Building it edits nothing.
+/// A BatchNormalization found after a conv, and the conv's folded weights. Building it edits
+/// nothing.
 struct bn_match {
-  ir::node* bn = nullptr;                      // null: no BatchNormalization follows the conv
-  std::optional<fusion::detail::conv_weights> folded;  // set when the pair folds
-  std::string_view declined;                   // the statistic naming why, otherwise
+  ir::node* bn = nullptr;
+  fusion::detail::conv_weights folded;
 };
 
-bn_match decline(ir::node* bn, std::string_view why) { return bn_match{bn, std::nullopt, why}; }
+match_result<bn_match> decline(std::string_view why) { return match_result<bn_match>::declined(why); }
 
 /// Whether output `k` of `n` is absent or read by nobody.
 bool unused_output(const ir::node* n, std::size_t k) {
@@ -44,7 +43,7 @@ std::optional<std::vector<double>> channel_vector(const pass_context& ctx, const
   return ir::constant_floats(v, ctx.ir_version());
 }
 
-bn_match find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
+match_result<bn_match> find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
   // Condition 2 before 1: both fail silently, and reading the weights (widened to double) is
   // the expensive part, wasted on the many convs no BatchNormalization follows.
   ir::node* bn = ir::sole_user(conv->output(0));  // condition 2
@@ -52,14 +51,14 @@ bn_match find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv)
   std::optional<fusion::detail::conv_weights> c = fusion::detail::open_conv_weights(ctx, conv);  // condition 1
   if (!c) return {};
   if (bn->inputs().size() != 5 || bn->input(0) != conv->output(0) || bn->outputs().empty() || !bn->output(0)) {
-    return decline(bn, "declined-malformed");
+    return decline("declined-malformed");
   }
   std::optional<std::vector<double>> p[4];
   for (std::size_t i = 0; i < 4; ++i) {
     p[i] = channel_vector(ctx, bn->input(i + 1), c->out_channels);
-    if (!p[i]) return decline(bn, "declined-parameters");
+    if (!p[i]) return decline("declined-parameters");
   }
-  if (!is_inference_form(bn, ctx.onnx_opset())) return decline(bn, "declined-training-form");
+  if (!is_inference_form(bn, ctx.onnx_opset())) return decline("declined-training-form");
 
   const std::vector<double>& gamma = *p[0];
   const std::vector<double>& beta = *p[1];
@@ -69,16 +68,16 @@ bn_match find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv)
   std::vector<double> scale(gamma.size()), shift(gamma.size());
   for (std::size_t o = 0; o < gamma.size(); ++o) {
     const double denominator = var[o] + epsilon;  // condition 5
-    if (!(denominator > 0.0) || !std::isfinite(denominator)) return decline(bn, "declined-variance");
+    if (!(denominator > 0.0) || !std::isfinite(denominator)) return decline("declined-variance");
     scale[o] = gamma[o] / std::sqrt(denominator);
     shift[o] = beta[o] - mean[o] * scale[o];  // (B - mean) * s + beta = B * s + shift
   }
   fusion::detail::load_weights(ctx, *c);
   fusion::detail::scale_output_channels(*c, scale);
   fusion::detail::shift_output_channels(*c, shift);
-  if (!fusion::detail::fits_weight_type(*c)) return decline(bn, "declined-overflow");
-  if (ir::can_bypass(g, bn) != ir::bypass_result::removed) return decline(bn, "declined-output-name");  // 6
-  return bn_match{bn, std::move(c), {}};
+  if (!fusion::detail::fits_weight_type(*c)) return decline("declined-overflow");
+  if (ir::can_bypass(g, bn) != ir::bypass_result::removed) return decline("declined-output-name");  // 6
+  return bn_match{bn, std::move(*c)};
 }
 
 /// A chain of BatchNormalizations folds one per rewrite: the driver tries the conv again.
@@ -87,15 +86,12 @@ class conv_bn_pattern final : public pattern<bn_match> {
   conv_bn_pattern() : pattern("fuse-conv-bn", pattern_root{{"Conv", "ConvTranspose"}}, 1, {"batch-norms-folded"}) {}
 
   match_result<bn_match> match(const ir::graph& g, ir::node& conv, const pass_context& ctx) const override {
-    bn_match m = find_match(g, ctx, &conv);
-    if (!m.bn) return {};
-    if (!m.folded) return match_result<bn_match>::declined(m.declined);
-    return m;
+    return find_match(g, ctx, &conv);
   }
 
   std::int64_t rewrite(ir::graph& g, const bn_match& m, pass_context& ctx) const override {
     ir::bypass(g, m.bn);
-    fusion::detail::commit(g, *m.folded);
+    fusion::detail::commit(g, m.folded);
     ctx.count("batch-norms-folded");
     return 1;
   }

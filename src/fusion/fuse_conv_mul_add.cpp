@@ -11,16 +11,17 @@
 namespace inferopt {
 namespace {
 
-/// An arithmetic node found after a conv, and either the conv's folded weights or why the
-/// pair was declined. Building it edits nothing.
+/// An arithmetic node found after a conv and the conv's folded weights. Building it edits
+/// nothing.
 struct arithmetic_match {
-  ir::node* op = nullptr;                      // null: no foldable op type follows the conv
-  std::optional<fusion::detail::conv_weights> folded;  // set when the pair folds
-  std::string_view declined;                   // the statistic naming why, otherwise
-  std::size_t conv_slot = 0;                   // the op's input the conv feeds
+  ir::node* op = nullptr;
+  fusion::detail::conv_weights folded;
+  std::size_t conv_slot = 0;  // the op's input the conv feeds
 };
 
-arithmetic_match decline(ir::node* op, std::string_view why) { return arithmetic_match{op, std::nullopt, why}; }
+match_result<arithmetic_match> decline(std::string_view why) {
+  return match_result<arithmetic_match>::declined(why);
+}
 
 /// The output axis that dim 0 of the constant lines up with, under the opset's broadcasting
 /// of Mul/Add/Sub/Div; nullopt when that broadcasting does not apply (condition 4).
@@ -54,37 +55,37 @@ std::optional<std::vector<double>> per_channel(const ir::tensor& t, std::vector<
   return values;
 }
 
-arithmetic_match find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
+match_result<arithmetic_match> find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
   // Condition 2 before 1, as in fuse-conv-bn: both fail silently, and reading the weights is
   // the expensive part.
   ir::node* op = ir::sole_user(conv->output(0));  // condition 2
   if (!op || !(op->is("Mul") || op->is("Add") || op->is("Sub") || op->is("Div"))) return {};
   std::optional<fusion::detail::conv_weights> c = fusion::detail::open_conv_weights(ctx, conv);  // condition 1
   if (!c) return {};
-  if (op->inputs().size() != 2 || op->outputs().size() != 1 || !op->output(0)) return decline(op, "declined-malformed");
+  if (op->inputs().size() != 2 || op->outputs().size() != 1 || !op->output(0)) return decline("declined-malformed");
   const std::size_t conv_slot = op->input(0) == conv->output(0) ? 0 : 1;
   const bool commutes = op->is("Mul") || op->is("Add");
-  if (conv_slot != 0 && !commutes) return decline(op, "declined-operand-order");
+  if (conv_slot != 0 && !commutes) return decline("declined-operand-order");
 
   const ir::value* operand = op->input(1 - conv_slot);  // condition 3
   const ir::tensor* t = ir::constant_tensor(operand, ctx.ir_version());
-  if (!t || t->dtype != c->weight_tensor->dtype) return decline(op, "declined-operand");
+  if (!t || t->dtype != c->weight_tensor->dtype) return decline("declined-operand");
   std::optional<std::vector<double>> values = ir::constant_floats(operand, ctx.ir_version());
-  if (!values) return decline(op, "declined-operand");
+  if (!values) return decline("declined-operand");
 
   const auto output_rank = static_cast<std::int64_t>(c->output_rank());  // condition 4
   const std::optional<std::int64_t> start =
       first_aligned_axis(op, conv_slot, static_cast<std::int64_t>(t->dims.size()), output_rank, ctx.onnx_opset());
-  if (!start) return decline(op, "declined-broadcast");
+  if (!start) return decline("declined-broadcast");
   std::optional<std::vector<double>> k = per_channel(*t, std::move(*values), *start, output_rank, c->out_channels);
-  if (!k) return decline(op, "declined-broadcast");
+  if (!k) return decline("declined-broadcast");
 
   fusion::detail::load_weights(ctx, *c);
   if (op->is("Mul")) {
     fusion::detail::scale_output_channels(*c, *k);
   } else if (op->is("Div")) {
     for (double& x : *k) {
-      if (x == 0.0) return decline(op, "declined-division-by-zero");  // condition 5
+      if (x == 0.0) return decline("declined-division-by-zero");  // condition 5
       x = 1.0 / x;
     }
     fusion::detail::scale_output_channels(*c, *k);
@@ -94,9 +95,9 @@ arithmetic_match find_match(const ir::graph& g, const pass_context& ctx, ir::nod
     }
     fusion::detail::shift_output_channels(*c, *k);
   }
-  if (!fusion::detail::fits_weight_type(*c)) return decline(op, "declined-overflow");
-  if (ir::can_bypass(g, op, conv_slot) != ir::bypass_result::removed) return decline(op, "declined-output-name");  // 6
-  return arithmetic_match{op, std::move(c), {}, conv_slot};
+  if (!fusion::detail::fits_weight_type(*c)) return decline("declined-overflow");
+  if (ir::can_bypass(g, op, conv_slot) != ir::bypass_result::removed) return decline("declined-output-name");  // 6
+  return arithmetic_match{op, std::move(*c), conv_slot};
 }
 
 /// `muls-folded`, `adds-folded`, ...: one statistic per op type.
@@ -112,16 +113,13 @@ class conv_mul_add_pattern final : public pattern<arithmetic_match> {
   conv_mul_add_pattern() : pattern("fuse-conv-mul-add", pattern_root{{"Conv", "ConvTranspose"}}) {}
 
   match_result<arithmetic_match> match(const ir::graph& g, ir::node& conv, const pass_context& ctx) const override {
-    arithmetic_match m = find_match(g, ctx, &conv);
-    if (!m.op) return {};
-    if (!m.folded) return match_result<arithmetic_match>::declined(m.declined);
-    return m;
+    return find_match(g, ctx, &conv);
   }
 
   std::int64_t rewrite(ir::graph& g, const arithmetic_match& m, pass_context& ctx) const override {
     const std::string statistic = folded_statistic(m.op);  // before the bypass erases the op
     ir::bypass(g, m.op, m.conv_slot);
-    fusion::detail::commit(g, *m.folded);
+    fusion::detail::commit(g, m.folded);
     ctx.count(statistic);
     return 1;
   }

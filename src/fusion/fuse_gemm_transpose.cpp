@@ -20,11 +20,6 @@ ir::node* transpose_producing(const ir::value* v) {
   return ir::is_matrix_transpose(p) ? p : nullptr;
 }
 
-void erase_if_unread(ir::graph& g, ir::node* transpose) {
-  const ir::value* out = transpose->output(0);
-  if (!out->has_uses() && !out->is_graph_output()) g.erase(transpose);
-}
-
 void toggle(ir::node* gemm, std::size_t slot) {
   gemm->set_attribute(ir::attribute::make_int(trans_flag[slot], gemm->attr_int(trans_flag[slot], 0) != 0 ? 0 : 1));
 }
@@ -37,7 +32,7 @@ std::int64_t absorb_input_transposes(ir::graph& g, ir::node* gemm) {
     while (ir::node* t = transpose_producing(gemm->input(slot))) {
       g.set_input(gemm, slot, t->input(0));
       toggle(gemm, slot);
-      erase_if_unread(g, t);
+      ir::erase_if_unread(g, t);
       ++absorbed;
     }
   }

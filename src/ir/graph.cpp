@@ -66,21 +66,19 @@ value* graph::resolve(std::string_view name) const {
   return nullptr;
 }
 
-namespace {
-bool used_below(const graph& g, const std::string& name) {
-  for (node* n : g.nodes()) {
+bool graph::defined_in_subgraphs(std::string_view name) const {
+  for (node* n : nodes()) {
     for (graph* sub : n->subgraphs()) {
-      if (sub->find_value(name) || used_below(*sub, name)) return true;
+      if (sub->find_value(name) || sub->defined_in_subgraphs(name)) return true;
     }
   }
   return false;
 }
-}  // namespace
 
 std::string graph::unique_name(std::string_view base) {
   std::string stem = base.empty() ? std::string("v") : std::string(base);
   std::string candidate = stem;
-  while (resolve(candidate) || used_below(*this, candidate)) {
+  while (resolve(candidate) || defined_in_subgraphs(candidate)) {
     candidate = stem + "_" + std::to_string(++name_counter_);
   }
   return candidate;
@@ -277,7 +275,7 @@ void graph::rename(value* v, std::string new_name) {
   expects(v && v->owner_ == this && !v->dead_, "value does not belong to this graph");
   if (new_name == v->name_) return;
   // A name defined in a subgraph would shadow this value for the subgraph's readers of it.
-  if (resolve(new_name) || used_below(*this, new_name)) {
+  if (resolve(new_name) || defined_in_subgraphs(new_name)) {
     throw error(errc::invalid_argument, "value name '" + new_name + "' is taken");
   }
   by_name_.erase(v->name_);

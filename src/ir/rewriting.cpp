@@ -3,26 +3,12 @@
 #include "inferopt/core/error.hpp"
 
 namespace inferopt::ir {
-namespace {
-
-/// Whether a subgraph nested in `g` defines `name` (taking it would shadow that value).
-bool defined_below(const graph& g, const std::string& name) {
-  for (node* n : g.nodes()) {
-    for (graph* sub : n->subgraphs()) {
-      if (sub->find_value(name) || defined_below(*sub, name)) return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 bool can_take_output_name(const graph& g, const value* in, const value* out) {
   const std::string& name = out->name();
   // Every check `graph::rename` makes, made before any edit: a declined bypass leaves the
   // graph as it was (only `out` itself may hold the name in this graph).
   return in->owner() == &g && in->origin() == value_origin::node_output && !in->is_graph_output() &&
-         !(g.parent() && g.parent()->resolve(name)) && !defined_below(g, name);
+         !(g.parent() && g.parent()->resolve(name)) && !g.defined_in_subgraphs(name);
 }
 
 bypass_result can_bypass(const graph& g, const node* n, std::size_t in_index, std::size_t out_index) {
@@ -62,6 +48,14 @@ void forward_past(graph& g, node* n, value* in) {
   g.set_input(n, 0, in);
   const bypass_result r = bypass(g, n, 0, 0);
   expects(r == bypass_result::removed, "forward_past: the caller did not check can_forward_past");
+}
+
+bool erase_if_unread(graph& g, node* n) {
+  for (const value* out : n->outputs()) {
+    if (out && (out->has_uses() || out->is_graph_output())) return false;
+  }
+  g.erase(n);
+  return true;
 }
 
 node* sole_user(const value* v) noexcept {

@@ -92,6 +92,8 @@ class graph {
   [[nodiscard]] value* resolve(std::string_view name) const;
   [[nodiscard]] graph* parent() const noexcept { return parent_; }
   [[nodiscard]] node* parent_node() const noexcept { return parent_node_; }
+  /// Whether a graph nested in this one, at any depth, defines a value named `name`.
+  [[nodiscard]] bool defined_in_subgraphs(std::string_view name) const;
   /// A name no value of this graph, its ancestors or its subgraphs uses yet.
   [[nodiscard]] std::string unique_name(std::string_view base);
 

@@ -46,6 +46,10 @@ bypass_result bypass(graph& g, node* n, std::size_t in_index = 0, std::size_t ou
 /// `can_forward_past(g, n, in)` and that `n` has no other used output.
 void forward_past(graph& g, node* n, value* in);
 
+/// Erases `n` when none of its outputs is read or is a graph output (a producer whose last
+/// reader a rewrite took away); returns whether it did.
+bool erase_if_unread(graph& g, node* n);
+
 /// The node reading `v` when that node is its only reader and `v` is not a graph output;
 /// null otherwise. A rewrite that absorbs `v`'s consumer into its producer needs this.
 [[nodiscard]] node* sole_user(const value* v) noexcept;
