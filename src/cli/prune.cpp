@@ -41,8 +41,6 @@ struct prune_cli_options {
   std::string report;
 };
 
-ir::model copy_of(const ir::model& m) { return ir::parse_model(ir::serialize_model(m)); }
-
 std::string ratio_text(std::int64_t after, std::int64_t before) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(3) << (before > 0 ? static_cast<double>(after) / static_cast<double>(before) : 1.0);
@@ -110,7 +108,7 @@ int run_prune(const prune_cli_options& o) {
   if (!o.report.empty()) { atomic_file probe(o.report); }
 
   ir::model m = load_checked(o.input);
-  const ir::model original = copy_of(m);
+  const ir::model original = m.clone();
   if (o.explain) {
     (void)ir::infer_shapes(m);
     std::cout << prune::explain(prune::analyze_channels(m, options.analysis));

@@ -84,7 +84,7 @@ int run_quantize(const quantize_options& o) {
 
   ir::model m = load_checked(o.input);
   prepare(m, o.level);
-  const ir::model float_model = ir::parse_model(ir::serialize_model(m));
+  const ir::model float_model = m.clone();
   runtime::session probe(m, runtime::session_options{.threads = 1});
 
   std::vector<runtime::tensor_map> batches;
@@ -124,7 +124,7 @@ int run_quantize(const quantize_options& o) {
   }
   quant::qdq_report qdq;
   auto quantize_with = [&](const std::vector<std::string>& excluded) {
-    ir::model copy = ir::parse_model(ir::serialize_model(float_model));
+    ir::model copy = float_model.clone();
     quant::qdq_options with = q;
     with.exclude_nodes.insert(with.exclude_nodes.end(), excluded.begin(), excluded.end());
     qdq = quant::quantize_qdq(copy, ranges, with);
