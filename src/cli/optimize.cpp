@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 #include "commands.hpp"
 #include "input_options.hpp"
@@ -80,12 +81,8 @@ nlohmann::json report_json(const optimize_options& o, const std::string& pipelin
           {"before", to_json(before)}, {"after", to_json(after)}};
 }
 
-int run_optimize(const optimize_options& o) {
-  const fs::path in = o.input;
-  const fs::path out = o.output;
-  if (same_file(in, out) && !o.in_place) {
-    throw error(errc::invalid_argument, out.string() + ": output would overwrite the input; pass --in-place to allow it");
-  }
+/// The pipeline the options name; unknown pass names are reported with suggestions.
+pipeline pipeline_of(const optimize_options& o) {
   if (!o.passes.empty() && o.level >= 0) throw error(errc::invalid_argument, "give either -O or --passes, not both");
   const pass_registry registry = builtin_registry();
   pipeline_parse_options parse_options;
@@ -93,8 +90,68 @@ int run_optimize(const optimize_options& o) {
     (void)registry.create(d);  // reports unknown names with suggestions
     parse_options.disabled.insert(d);
   }
-  pipeline p = o.passes.empty() ? level_pipeline(o.level < 0 ? 1 : o.level, registry, parse_options)
-                                : parse_pipeline(o.passes, registry, parse_options);
+  return o.passes.empty() ? level_pipeline(o.level < 0 ? 1 : o.level, registry, parse_options)
+                          : parse_pipeline(o.passes, registry, parse_options);
+}
+
+/// What --verify and --bisect compare against: the model before any pass, and its feeds.
+struct numeric_reference {
+  ir::model original;
+  runtime::tensor_map feeds;
+};
+
+/// Taken before any pass touches the graph; the feeds are checked against the model then,
+/// so that bad inputs fail before the pipeline runs.
+std::optional<numeric_reference> reference_of(const optimize_options& o, const ir::model& m) {
+  if (!o.verify && !o.bisect) return std::nullopt;
+  const runtime::session probe(m, runtime::session_options{.threads = o.threads});
+  runtime::tensor_map feeds = o.inputs.gather(probe);
+  probe.check_inputs(feeds);
+  return numeric_reference{m.clone(), std::move(feeds)};
+}
+
+void print_summary(const pipeline& p, const run_report& r, const ir::model_statistics& before,
+                   const ir::model_statistics& after) {
+  std::cout << "pipeline: " << (p.steps.empty() ? "(none)" : p.to_string()) << "\n";
+  print_table(r);
+  std::cout << "nodes " << before.nodes << " -> " << after.nodes << ", params " << human_count(before.params) << " -> "
+            << human_count(after.params) << " (" << human_bytes(before.param_bytes) << " -> "
+            << human_bytes(after.param_bytes) << "), MACs " << human_count(before.macs) << " -> "
+            << human_count(after.macs) << ", " << std::fixed << std::setprecision(1) << r.milliseconds << " ms\n"
+            << std::defaultfloat;
+}
+
+/// --verify: the original and the optimized model on the same feeds; returns whether every
+/// output is within tolerance.
+bool verify_outputs(const optimize_options& o, const numeric_reference& ref, const ir::model& m, nlohmann::json& report) {
+  const numeric_comparison c = compare_models(ref.original, m, ref.feeds, o.tolerance, o.threads);
+  std::cout << "verify: original vs optimized on " << o.inputs.describe() << "\n";
+  const bool match = print_differences(c.outputs, o.tolerance.rtol, o.tolerance.atol);
+  report["verify"] = {{"inputs", o.inputs.describe()}, {"rtol", o.tolerance.rtol}, {"atol", o.tolerance.atol},
+                      {"outputs", to_json(c.outputs)}, {"match", match}};
+  return match;
+}
+
+void report_bisect(const optimize_options& o, const numeric_bisect& bisect, nlohmann::json& report) {
+  if (const auto& d = bisect.first_divergence()) {
+    std::cout << "bisect: outputs first differ after pass '" << d->pass << "' (its run " << d->run << "; "
+              << d->checks << " changing pass runs checked)\n";
+    print_differences(d->comparison.outputs, o.tolerance.rtol, o.tolerance.atol);
+    report["bisect"] = {{"first_pass", d->pass}, {"run", d->run}, {"checks", d->checks},
+                        {"outputs", to_json(d->comparison.outputs)}};
+  } else {
+    std::cout << "bisect: no pass moved an output beyond tolerance (" << bisect.checks() << " pass runs checked)\n";
+    report["bisect"] = {{"first_pass", nullptr}, {"checks", bisect.checks()}};
+  }
+}
+
+int run_optimize(const optimize_options& o) {
+  const fs::path in = o.input;
+  const fs::path out = o.output;
+  if (same_file(in, out) && !o.in_place) {
+    throw error(errc::invalid_argument, out.string() + ": output would overwrite the input; pass --in-place to allow it");
+  }
+  pipeline p = pipeline_of(o);
   // Fail on an unwritable output or report before spending time on the model.
   { atomic_file probe(out); }
   if (!o.report.empty()) { atomic_file probe(o.report); }
@@ -104,58 +161,21 @@ int run_optimize(const optimize_options& o) {
   pass_manager manager;
   if (o.verify_each) manager.add_instrumentation(std::make_unique<verify_each>());
   if (o.print_after_change) manager.add_instrumentation(std::make_unique<print_after_change>(std::cout));
-
-  // The original's session and outputs are taken before any pass touches the graph.
-  const bool numeric = o.verify || o.bisect;
-  const runtime::session_options run_options{.threads = o.threads};
-  std::unique_ptr<runtime::session> reference;
-  runtime::tensor_map feeds, expected;
+  const std::optional<numeric_reference> reference = reference_of(o, m);
   numeric_bisect* bisect = nullptr;
-  if (numeric) {
-    reference = std::make_unique<runtime::session>(m, run_options);
-    feeds = o.inputs.gather(*reference);
-    expected = reference->run(feeds);
-  }
   if (o.bisect) {
-    auto b = std::make_unique<numeric_bisect>(m, feeds, o.tolerance, o.threads);
+    auto b = std::make_unique<numeric_bisect>(m, reference->feeds, o.tolerance, o.threads);
     bisect = b.get();
     manager.add_instrumentation(std::move(b));
   }
   const run_report r = manager.run(p, m);
   ir::verify(m.graph());
   const ir::model_statistics after = statistics_of(m);
-
-  std::cout << "pipeline: " << (p.steps.empty() ? "(none)" : p.to_string()) << "\n";
-  print_table(r);
-  std::cout << "nodes " << before.nodes << " -> " << after.nodes << ", params " << human_count(before.params) << " -> "
-            << human_count(after.params) << " (" << human_bytes(before.param_bytes) << " -> "
-            << human_bytes(after.param_bytes) << "), MACs " << human_count(before.macs) << " -> "
-            << human_count(after.macs) << ", " << std::fixed << std::setprecision(1) << r.milliseconds << " ms\n"
-            << std::defaultfloat;
+  print_summary(p, r, before, after);
 
   nlohmann::json report = report_json(o, p.to_string(), r, before, after);
-  bool outputs_match = true;
-  if (numeric) {
-    runtime::session optimized(m, run_options);
-    const auto diffs =
-        runtime::compare_outputs(*reference, expected, optimized, optimized.run(feeds), o.tolerance.rtol, o.tolerance.atol);
-    std::cout << "verify: original vs optimized on " << o.inputs.describe() << "\n";
-    outputs_match = print_differences(diffs, o.tolerance.rtol, o.tolerance.atol);
-    report["verify"] = {{"inputs", o.inputs.describe()}, {"rtol", o.tolerance.rtol}, {"atol", o.tolerance.atol},
-                        {"outputs", to_json(diffs)}, {"match", outputs_match}};
-  }
-  if (bisect) {
-    if (const auto& d = bisect->first_divergence()) {
-      std::cout << "bisect: outputs first differ after pass '" << d->pass << "' (its run " << d->run << "; "
-                << d->checks << " changing pass runs checked)\n";
-      print_differences(d->comparison.outputs, o.tolerance.rtol, o.tolerance.atol);
-      report["bisect"] = {{"first_pass", d->pass}, {"run", d->run}, {"checks", d->checks},
-                          {"outputs", to_json(d->comparison.outputs)}};
-    } else {
-      std::cout << "bisect: no pass moved an output beyond tolerance (" << bisect->checks() << " pass runs checked)\n";
-      report["bisect"] = {{"first_pass", nullptr}, {"checks", bisect->checks()}};
-    }
-  }
+  const bool outputs_match = !reference || verify_outputs(o, *reference, m, report);
+  if (bisect) report_bisect(o, *bisect, report);
   if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
   if (!outputs_match) {
     throw error(errc::verification, "optimized outputs differ from the original beyond tolerance; " + out.string() +
