@@ -424,6 +424,13 @@ class conv_kernel final : public kernel {
       }
       if (c.g.rank() <= max_packed_rank) packed = pack_for_run(c, constant, threads);
     }
+    run_products(c, packed, threads);
+  }
+
+  /// Every (image, group) product: small ones side by side on one thread each, large ones
+  /// one at a time with the GEMM parallel inside.
+  template <class T>
+  void run_products(const conv_call<T>& c, const packed_weights& packed, int threads) const {
     const std::int64_t tasks = c.batch * group_;
     if (threads > 1 && tasks > 1 && 2 * c.mg * c.kg * c.g.out_size() < small_gemm_flops) {
       detail::parallel_for(threads, tasks, 1, [&](std::int64_t begin, std::int64_t end) {
