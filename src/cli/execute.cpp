@@ -30,18 +30,25 @@ double checksum(const runtime::tensor& t) {
   return sum;
 }
 
-int run_model(const std::string& path, const input_options& in, const std::string& output_dir, int threads) {
-  ir::model m = load_checked(path);
-  runtime::session s(m, runtime::session_options{.threads = threads});
-  const runtime::tensor_map outputs = s.run(in.gather(s));
-  if (!output_dir.empty()) fs::create_directories(output_dir);
+struct run_options {
+  std::string model;
+  input_options inputs;
+  std::string output_dir;
+  int threads = 0;
+};
+
+int run_model(const run_options& o) {
+  ir::model m = load_checked(o.model);
+  runtime::session s(m, runtime::session_options{.threads = o.threads});
+  const runtime::tensor_map outputs = s.run(o.inputs.gather(s));
+  if (!o.output_dir.empty()) fs::create_directories(o.output_dir);
   for (std::size_t k = 0; k < s.outputs().size(); ++k) {
     const auto& name = s.outputs()[k].name;
     const runtime::tensor& t = outputs.at(name);
     std::cout << name << "  " << ir::to_string(t.dtype()) << runtime::to_string(t.shape()) << "  sum="
               << std::setprecision(9) << checksum(t) << "\n";
-    if (!output_dir.empty()) {
-      runtime::write_tensor_file((fs::path(output_dir) / ("output_" + std::to_string(k) + ".pb")).string(), t, name);
+    if (!o.output_dir.empty()) {
+      runtime::write_tensor_file((fs::path(o.output_dir) / ("output_" + std::to_string(k) + ".pb")).string(), t, name);
     }
   }
   return 0;
@@ -160,48 +167,48 @@ int compare_models(const compare_options& o) {
   return ok ? 0 : 1;
 }
 
+void declare_run(CLI::App& sub, run_options& o) {
+  sub.add_option("model", o.model, "ONNX model")->required();
+  o.inputs.add_to(sub);
+  sub.add_option("--output-dir", o.output_dir, "Save outputs as output_K.pb TensorProto files");
+  sub.add_option("--threads", o.threads, "Threads (default: all cores)");
+}
+
+void declare_bench(CLI::App& sub, bench_options& o) {
+  sub.add_option("model", o.model, "ONNX model")->required();
+  o.inputs.add_to(sub);
+  sub.add_option("--warmup", o.warmup, "Untimed runs first (default 5)");
+  sub.add_option("--iters", o.iters, "Timed runs (default 50)");
+  sub.add_option("--threads", o.threads, "Threads (default: all cores)");
+  sub.add_flag("--json", o.json, "Print one JSON object");
+  sub.add_flag("!--no-memory-plan", o.memory_plan, "Pool dead buffers instead of planning intermediates into one arena");
+  sub.add_flag("--profile", o.profile, "Also report time per op type");
+}
+
+void declare_compare(CLI::App& sub, compare_options& o) {
+  sub.add_option("a", o.a, "Reference model")->required();
+  sub.add_option("b", o.b, "Model to check")->required();
+  o.inputs.add_to(sub);
+  sub.add_option("--rtol", o.rtol, "Relative tolerance (default 1e-4)");
+  sub.add_option("--atol", o.atol, "Absolute tolerance (default 1e-5)");
+  sub.add_option("--threads", o.threads, "Threads (default: all cores)");
+}
+
 }  // namespace
 
 command add_run(CLI::App& app) {
-  auto* sub = app.add_subcommand("run", "Run a model with the reference executor; print output shapes and checksums");
-  struct state {
-    std::string model;
-    input_options inputs;
-    std::string output_dir;
-    int threads = 0;
-  };
-  auto st = std::make_shared<state>();
-  sub->add_option("model", st->model, "ONNX model")->required();
-  st->inputs.add_to(sub);
-  sub->add_option("--output-dir", st->output_dir, "Save outputs as output_K.pb TensorProto files");
-  sub->add_option("--threads", st->threads, "Threads (default: all cores)");
-  return {sub, [st] { return run_model(st->model, st->inputs, st->output_dir, st->threads); }};
+  return make_command(app, "run", "Run a model with the reference executor; print output shapes and checksums",
+                      declare_run, run_model);
 }
 
 command add_bench(CLI::App& app) {
-  auto* sub = app.add_subcommand("bench", "Measure latency percentiles and throughput of a model");
-  auto o = std::make_shared<bench_options>();
-  sub->add_option("model", o->model, "ONNX model")->required();
-  o->inputs.add_to(sub);
-  sub->add_option("--warmup", o->warmup, "Untimed runs first (default 5)");
-  sub->add_option("--iters", o->iters, "Timed runs (default 50)");
-  sub->add_option("--threads", o->threads, "Threads (default: all cores)");
-  sub->add_flag("--json", o->json, "Print one JSON object");
-  sub->add_flag("!--no-memory-plan", o->memory_plan, "Pool dead buffers instead of planning intermediates into one arena");
-  sub->add_flag("--profile", o->profile, "Also report time per op type");
-  return {sub, [o] { return bench_model(*o); }};
+  return make_command(app, "bench", "Measure latency percentiles and throughput of a model", declare_bench, bench_model);
 }
 
 command add_compare(CLI::App& app) {
-  auto* sub = app.add_subcommand("compare", "Run two models on the same inputs and compare their outputs (exit 1 when over tolerance)");
-  auto o = std::make_shared<compare_options>();
-  sub->add_option("a", o->a, "Reference model")->required();
-  sub->add_option("b", o->b, "Model to check")->required();
-  o->inputs.add_to(sub);
-  sub->add_option("--rtol", o->rtol, "Relative tolerance (default 1e-4)");
-  sub->add_option("--atol", o->atol, "Absolute tolerance (default 1e-5)");
-  sub->add_option("--threads", o->threads, "Threads (default: all cores)");
-  return {sub, [o] { return compare_models(*o); }};
+  return make_command(app, "compare",
+                      "Run two models on the same inputs and compare their outputs (exit 1 when over tolerance)",
+                      declare_compare, compare_models);
 }
 
 }  // namespace inferopt::cli

@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "inferopt/core/atomic_file.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
@@ -86,10 +85,7 @@ std::string percent(double x) {
 }
 
 int run_prune(const prune_cli_options& o) {
-  std::error_code ec;
-  if (fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec)) {
-    throw error(errc::invalid_argument, o.output + ": output would overwrite the input");
-  }
+  refuse_overwrite(o.input, o.output);
   prune::prune_options options;
   const auto criterion = prune::parse_criterion(o.criterion);
   if (!criterion) throw error(errc::invalid_argument, "--criterion must be l1, l2, bn, fpgm or random, not '" + o.criterion + "'");
@@ -103,9 +99,7 @@ int run_prune(const prune_cli_options& o) {
   options.analysis.ignored_nodes = o.ignore;
   options.analysis.ignore_defaults = !o.no_default_ignores;
   if (!o.eval_dir.empty() && o.calib_dir.empty()) throw error(errc::invalid_argument, "--eval-dir needs --calib-dir");
-  // Fail on an unwritable output or report before spending time on the model.
-  { atomic_file probe(o.output); }
-  if (!o.report.empty()) { atomic_file probe(o.report); }
+  probe_writable({o.output, o.report});
 
   ir::model m = load_checked(o.input);
   const ir::model original = m.clone();
@@ -159,33 +153,34 @@ int run_prune(const prune_cli_options& o) {
               << percent(with["top1_agreement"]) << " with\n";
     report["bn_recalibration"] = {{"layers", r.layers}, {"batches", r.batches}, {"without", without}, {"with", with}};
   }
-  if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
+  write_report(o.report, report);
   save_and_announce(m, o.output);
   return 0;
+}
+
+void declare_prune(CLI::App& sub, prune_cli_options& o) {
+  add_model_and_output(sub, o.input, o.output);
+  sub.add_option("--ratio", o.ratio, "Share of channels to remove, in [0, 1) (default 0.3)");
+  sub.add_option("--criterion", o.criterion, "Importance: l1, l2, bn (|gamma|), fpgm or random (default l1)");
+  sub.add_option("--reduction", o.reduction, "How coupled channels' scores combine: mean, sum or max (default mean)");
+  sub.add_flag("--global", o.global, "Rank channels across all layers instead of the same ratio per layer");
+  sub.add_option("--max-layer-ratio", o.max_layer_ratio, "With --global: most any layer may lose (default 0.9)");
+  sub.add_option("--round-to", o.round_to, "Kept channel counts stay multiples of this (default 8)");
+  sub.add_option("--ignore", o.ignore, "A node whose output channels must stay (repeatable)");
+  sub.add_flag("--no-default-ignores", o.no_default_ignores, "Also prune the first conv and the last layer");
+  sub.add_option("--seed", o.seed, "Seed of --criterion random (default 0)");
+  sub.add_option("--calib-dir", o.calib_dir,
+                 "Calibration batches (test-data subfolders or one .pb per batch): recalibrate BatchNormalization");
+  sub.add_option("--eval-dir", o.eval_dir, "Batches to measure agreement on (default: the calibration batches)");
+  sub.add_flag("--explain", o.explain, "Print every channel group: sources, cut sites, why pinned");
+  sub.add_option("--report", o.report, "Write a JSON report (per layer params/MACs before and after, agreement)");
 }
 
 }  // namespace
 
 command add_prune(CLI::App& app) {
-  auto* sub = app.add_subcommand("prune", "Remove whole channels (structured pruning; changes numbers)");
-  auto o = std::make_shared<prune_cli_options>();
-  sub->add_option("model", o->input, "Input ONNX model")->required();
-  sub->add_option("-o,--output", o->output, "Output ONNX model")->required();
-  sub->add_option("--ratio", o->ratio, "Share of channels to remove, in [0, 1) (default 0.3)");
-  sub->add_option("--criterion", o->criterion, "Importance: l1, l2, bn (|gamma|), fpgm or random (default l1)");
-  sub->add_option("--reduction", o->reduction, "How coupled channels' scores combine: mean, sum or max (default mean)");
-  sub->add_flag("--global", o->global, "Rank channels across all layers instead of the same ratio per layer");
-  sub->add_option("--max-layer-ratio", o->max_layer_ratio, "With --global: most any layer may lose (default 0.9)");
-  sub->add_option("--round-to", o->round_to, "Kept channel counts stay multiples of this (default 8)");
-  sub->add_option("--ignore", o->ignore, "A node whose output channels must stay (repeatable)");
-  sub->add_flag("--no-default-ignores", o->no_default_ignores, "Also prune the first conv and the last layer");
-  sub->add_option("--seed", o->seed, "Seed of --criterion random (default 0)");
-  sub->add_option("--calib-dir", o->calib_dir,
-                  "Calibration batches (test-data subfolders or one .pb per batch): recalibrate BatchNormalization");
-  sub->add_option("--eval-dir", o->eval_dir, "Batches to measure agreement on (default: the calibration batches)");
-  sub->add_flag("--explain", o->explain, "Print every channel group: sources, cut sites, why pinned");
-  sub->add_option("--report", o->report, "Write a JSON report (per layer params/MACs before and after, agreement)");
-  return {sub, [o] { return run_prune(*o); }};
+  return make_command(app, "prune", "Remove whole channels (structured pruning; changes numbers)", declare_prune,
+                      run_prune);
 }
 
 }  // namespace inferopt::cli

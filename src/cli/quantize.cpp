@@ -70,16 +70,11 @@ void prepare(ir::model& m, int level) {
 
 /// The checks that need no model, and a probe of every file to write, before time is spent.
 void check_arguments(const quantize_cli_options& o) {
-  if (fs::exists(o.output) && fs::equivalent(o.input, o.output)) {
-    throw error(errc::invalid_argument, o.output + ": output would overwrite the input");
-  }
+  refuse_overwrite(o.input, o.output);
   if (o.calib_dir.empty() == (o.calib_random <= 0) && o.merge_states.empty()) {
     throw error(errc::invalid_argument, "give --calib-dir DIR or --calib-random N (or --merge-state files)");
   }
-  { atomic_file probe(o.output); }
-  for (const std::string& extra : {o.trt_cache, o.ranges, o.report, o.save_state}) {
-    if (!extra.empty()) { atomic_file probe(extra); }
-  }
+  probe_writable({o.output, o.trt_cache, o.ranges, o.report, o.save_state});
 }
 
 /// The batches and saved states the options name, read before calibration starts.
@@ -192,7 +187,7 @@ void write_extras(const quantize_cli_options& o, const quant::quantize_result& r
     quant::write_range_json(r.ranges, scheme, o.ranges);
     std::cout << "wrote " << o.ranges << " (" << r.ranges.size() << " tensor ranges)\n";
   }
-  if (!o.report.empty()) write_file_atomically(o.report, report_json(o, r, batches).dump(2) + "\n");
+  if (!o.report.empty()) write_report(o.report, report_json(o, r, batches));
 }
 
 int run_quantize(const quantize_cli_options& o) {
@@ -211,6 +206,29 @@ int run_quantize(const quantize_cli_options& o) {
   save_and_announce(m, o.output);
   write_extras(o, r, options.qdq.activations, in.calibration.size());
   return 0;
+}
+
+void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
+  add_model_and_output(sub, o.input, o.output, "Input float ONNX model", "Output QDQ model");
+  sub.add_option("--calib-dir", o.calib_dir, "Calibration batches: test-data subfolders or one .pb per batch");
+  sub.add_option("--calib-random", o.calib_random, "Calibrate on N seeded random batches");
+  sub.add_option("--seed", o.seed, "Seed for --calib-random (default 0)");
+  sub.add_option("--method", o.method, "minmax | percentile | entropy | mse (default entropy)");
+  sub.add_option("--percentile", o.percentile, "Percentile kept by --method percentile (default 99.99)");
+  sub.add_flag("--per-channel", [&o](std::int64_t) { o.per_tensor = false; }, "Per-channel weight scales (default)");
+  sub.add_flag("--per-tensor", o.per_tensor, "One scale per weight tensor");
+  sub.add_option("--activation", o.activation, "s8 (int8 symmetric, default) or u8 (uint8 asymmetric)");
+  sub.add_option("--exclude", o.exclude, "Node name or op type to leave in float (repeatable)")->delimiter(',');
+  sub.add_option("--trt-cache", o.trt_cache, "Also write a TensorRT calibration cache");
+  sub.add_option("--ranges", o.ranges, "Also write the per-tensor ranges and scales as JSON");
+  sub.add_option("--report", o.report, "Write a JSON report (SQNR per tensor, fallback, agreement)");
+  sub.add_option("--save-state", o.save_state, "Save the calibration state (histograms) to merge later");
+  sub.add_option("--merge-state", o.merge_states, "Merge a saved calibration state (repeatable; shards)");
+  sub.add_option("--validation-dir", o.validation_dir, "Batches for SQNR and the fallback (default: the first 8 calibration batches)");
+  sub.add_option("--min-agreement", o.min_agreement, "Top-1 agreement budget for the fallback (default 0.99)");
+  sub.add_flag("--no-fallback", o.no_fallback, "Keep every quantizable node quantized");
+  sub.add_option("-O", o.level, "Optimize the float model first at this level, 0..2 (default 2)")->check(CLI::Range(0, 2));
+  sub.add_option("--threads", o.threads, "Calibration threads (default: all cores)");
 }
 
 }  // namespace
@@ -236,30 +254,8 @@ std::vector<runtime::tensor_map> batches_from_dir(const runtime::session& s, con
 }
 
 command add_quantize(CLI::App& app) {
-  auto* sub = app.add_subcommand("quantize", "Calibrate, insert INT8 QuantizeLinear/DequantizeLinear (QDQ), report SQNR");
-  auto o = std::make_shared<quantize_cli_options>();
-  sub->add_option("model", o->input, "Input float ONNX model")->required();
-  sub->add_option("-o,--output", o->output, "Output QDQ model")->required();
-  sub->add_option("--calib-dir", o->calib_dir, "Calibration batches: test-data subfolders or one .pb per batch");
-  sub->add_option("--calib-random", o->calib_random, "Calibrate on N seeded random batches");
-  sub->add_option("--seed", o->seed, "Seed for --calib-random (default 0)");
-  sub->add_option("--method", o->method, "minmax | percentile | entropy | mse (default entropy)");
-  sub->add_option("--percentile", o->percentile, "Percentile kept by --method percentile (default 99.99)");
-  sub->add_flag("--per-channel", [o](std::int64_t) { o->per_tensor = false; }, "Per-channel weight scales (default)");
-  sub->add_flag("--per-tensor", o->per_tensor, "One scale per weight tensor");
-  sub->add_option("--activation", o->activation, "s8 (int8 symmetric, default) or u8 (uint8 asymmetric)");
-  sub->add_option("--exclude", o->exclude, "Node name or op type to leave in float (repeatable)")->delimiter(',');
-  sub->add_option("--trt-cache", o->trt_cache, "Also write a TensorRT calibration cache");
-  sub->add_option("--ranges", o->ranges, "Also write the per-tensor ranges and scales as JSON");
-  sub->add_option("--report", o->report, "Write a JSON report (SQNR per tensor, fallback, agreement)");
-  sub->add_option("--save-state", o->save_state, "Save the calibration state (histograms) to merge later");
-  sub->add_option("--merge-state", o->merge_states, "Merge a saved calibration state (repeatable; shards)");
-  sub->add_option("--validation-dir", o->validation_dir, "Batches for SQNR and the fallback (default: the first 8 calibration batches)");
-  sub->add_option("--min-agreement", o->min_agreement, "Top-1 agreement budget for the fallback (default 0.99)");
-  sub->add_flag("--no-fallback", o->no_fallback, "Keep every quantizable node quantized");
-  sub->add_option("-O", o->level, "Optimize the float model first at this level, 0..2 (default 2)")->check(CLI::Range(0, 2));
-  sub->add_option("--threads", o->threads, "Calibration threads (default: all cores)");
-  return {sub, [o] { return run_quantize(*o); }};
+  return make_command(app, "quantize", "Calibrate, insert INT8 QuantizeLinear/DequantizeLinear (QDQ), report SQNR",
+                      declare_quantize, run_quantize);
 }
 
 }  // namespace inferopt::cli
