@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <unistd.h>
 
 #include "commands.hpp"
@@ -73,25 +75,27 @@ struct bench_options {
   bool memory_plan = true;
 };
 
-int bench_model(const bench_options& o) {
-  if (o.iters < 1 || o.warmup < 0) throw error(errc::invalid_argument, "--iters must be >= 1 and --warmup >= 0");
-  ir::model m = load_checked(o.model);
-  runtime::session s(m, runtime::session_options{.threads = o.threads, .memory_plan = o.memory_plan});
-  s.set_profiling(o.profile);
-  const runtime::tensor_map feeds = o.inputs.gather(s);
-  for (int k = 0; k < o.warmup; ++k) (void)s.run(feeds);
-  // The steady-state peak covers the timed runs only: not loading, not the traced first run.
-  const bool steady_peak = reset_peak_rss();
+/// The timed runs, sorted, and the mean time per op type over them (when profiling).
+struct timings {
   std::vector<double> ms;
   std::map<std::string, double> profile;
-  for (int k = 0; k < o.iters; ++k) {
+};
+
+timings time_runs(runtime::session& s, const runtime::tensor_map& feeds, int iters) {
+  timings t;
+  for (int k = 0; k < iters; ++k) {
     const auto start = std::chrono::steady_clock::now();
     (void)s.run(feeds);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    for (const auto& [op, t] : s.profile()) profile[op] += t / o.iters;
-    print_progress(k + 1, o.iters);
+    t.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    for (const auto& [op, ms] : s.profile()) t.profile[op] += ms / iters;
+    print_progress(k + 1, iters);
   }
-  std::sort(ms.begin(), ms.end());
+  std::sort(t.ms.begin(), t.ms.end());
+  return t;
+}
+
+nlohmann::json bench_json(const bench_options& o, const timings& t, const runtime::session& s) {
+  const std::vector<double>& ms = t.ms;
   double total = 0.0;
   for (double v : ms) total += v;
   nlohmann::json j = {{"min_ms", ms.front()},
@@ -103,25 +107,41 @@ int bench_model(const bench_options& o) {
                       {"throughput_per_s", 1000.0 * static_cast<double>(ms.size()) / total},
                       {"iterations", o.iters},
                       {"threads", s.threads()}};
-  if (o.profile) j["profile_ms"] = profile;
+  if (o.profile) j["profile_ms"] = t.profile;
   const runtime::memory_plan_info plan = s.memory_plan();
   j["memory_plan"] = {{"active", plan.active},
                       {"arena_bytes", plan.arena_bytes},
                       {"lower_bound_bytes", plan.lower_bound_bytes},
                       {"naive_bytes", plan.naive_bytes},
                       {"planned_tensors", plan.planned_tensors}};
-  const auto peak = peak_rss_bytes();
-  if (peak && steady_peak) j["steady_peak_rss_bytes"] = *peak;
-  if (o.json) {
-    std::cout << j.dump(2) << "\n";
-    return 0;
+  return j;
+}
+
+void print_profile(const std::map<std::string, double>& profile) {
+  std::vector<std::pair<double, std::string>> rows;
+  double sum = 0.0;
+  for (const auto& [op, t] : profile) {
+    rows.emplace_back(t, op);
+    sum += t;
   }
+  std::sort(rows.rbegin(), rows.rend());
+  std::cout << "time per op type (ms per run):\n";
+  for (const auto& [t, op] : rows) {
+    std::cout << "  " << std::left << std::setw(24) << op << std::right << std::setw(10) << std::setprecision(3) << t
+              << std::setw(8) << std::setprecision(1) << (sum > 0 ? 100.0 * t / sum : 0.0) << "%\n";
+  }
+}
+
+void print_bench(const bench_options& o, const timings& t, const nlohmann::json& j, const runtime::session& s,
+                 std::optional<std::size_t> steady_peak) {
+  const std::vector<double>& ms = t.ms;
   std::cout << std::fixed << std::setprecision(3) << "latency ms: min " << ms.front() << "  p50 " << percentile(ms, 50)
             << "  p90 " << percentile(ms, 90) << "  p99 " << percentile(ms, 99) << "  max " << ms.back() << "\n"
             << "throughput: " << std::setprecision(1) << j["throughput_per_s"].get<double>() << " runs/s ("
             << s.threads() << " threads, " << o.iters << " iterations)\n";
   const auto mib = [](std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); };
   std::cout << std::setprecision(1);
+  const runtime::memory_plan_info plan = s.memory_plan();
   if (plan.active) {
     std::cout << "memory plan: arena " << mib(plan.arena_bytes) << " MiB for " << plan.planned_tensors
               << " intermediates (lower bound " << mib(plan.lower_bound_bytes) << " MiB, no reuse "
@@ -129,21 +149,29 @@ int bench_model(const bench_options& o) {
   } else {
     std::cout << "memory plan: off (dead buffers are pooled)\n";
   }
-  if (peak && steady_peak) std::cout << "peak RSS over the timed runs: " << mib(*peak) << " MiB\n";
-  if (o.profile) {
-    std::vector<std::pair<double, std::string>> rows;
-    double sum = 0.0;
-    for (const auto& [op, t] : profile) {
-      rows.emplace_back(t, op);
-      sum += t;
-    }
-    std::sort(rows.rbegin(), rows.rend());
-    std::cout << "time per op type (ms per run):\n";
-    for (const auto& [t, op] : rows) {
-      std::cout << "  " << std::left << std::setw(24) << op << std::right << std::setw(10) << std::setprecision(3) << t
-                << std::setw(8) << std::setprecision(1) << (sum > 0 ? 100.0 * t / sum : 0.0) << "%\n";
-    }
+  if (steady_peak) std::cout << "peak RSS over the timed runs: " << mib(*steady_peak) << " MiB\n";
+  if (o.profile) print_profile(t.profile);
+}
+
+int bench_model(const bench_options& o) {
+  if (o.iters < 1 || o.warmup < 0) throw error(errc::invalid_argument, "--iters must be >= 1 and --warmup >= 0");
+  ir::model m = load_checked(o.model);
+  runtime::session s(m, runtime::session_options{.threads = o.threads, .memory_plan = o.memory_plan});
+  s.set_profiling(o.profile);
+  const runtime::tensor_map feeds = o.inputs.gather(s);
+  for (int k = 0; k < o.warmup; ++k) (void)s.run(feeds);
+  // The steady-state peak covers the timed runs only: not loading, not the traced first run.
+  const bool reset = reset_peak_rss();
+  const timings t = time_runs(s, feeds, o.iters);
+  nlohmann::json j = bench_json(o, t, s);
+  const std::optional<std::size_t> peak = peak_rss_bytes();
+  const std::optional<std::size_t> steady_peak = reset ? peak : std::nullopt;
+  if (steady_peak) j["steady_peak_rss_bytes"] = *steady_peak;
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
   }
+  print_bench(o, t, j, s, steady_peak);
   return 0;
 }
 

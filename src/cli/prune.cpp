@@ -84,8 +84,8 @@ std::string percent(double x) {
   return os.str();
 }
 
-int run_prune(const prune_cli_options& o) {
-  refuse_overwrite(o.input, o.output);
+/// The library's options from the command line's. @throws error for unknown names.
+prune::prune_options prune_options_of(const prune_cli_options& o) {
   prune::prune_options options;
   const auto criterion = prune::parse_criterion(o.criterion);
   if (!criterion) throw error(errc::invalid_argument, "--criterion must be l1, l2, bn, fpgm or random, not '" + o.criterion + "'");
@@ -98,6 +98,62 @@ int run_prune(const prune_cli_options& o) {
   options.selection.round_to = o.round_to;
   options.analysis.ignored_nodes = o.ignore;
   options.analysis.ignore_defaults = !o.no_default_ignores;
+  return options;
+}
+
+void print_summary(const prune_cli_options& o, const prune::prune_summary& s) {
+  std::cout << "prune: ratio " << o.ratio << (o.global ? " (global)" : " (per group)") << ", criterion " << o.criterion
+            << ", round-to " << o.round_to << "\n";
+  print_layers(s);
+  std::cout << "groups: " << s.prunable_groups << " prunable of " << s.groups << "; channels removed " << s.removed_units
+            << " of " << s.prunable_units << " prunable\n";
+  std::cout << "params " << human_count(s.params_before) << " -> " << human_count(s.params_after) << " ("
+            << ratio_text(s.params_after, s.params_before) << "), MACs " << human_count(s.macs_before) << " -> "
+            << human_count(s.macs_after) << " (" << ratio_text(s.macs_after, s.macs_before) << ")\n";
+}
+
+nlohmann::json report_json(const prune_cli_options& o, const prune::prune_summary& s) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : s.layers) {
+    layers.push_back({{"node", l.before.node}, {"op", l.before.op}, {"before", to_json(l.before)}, {"after", to_json(l.after)}});
+  }
+  return {{"model", o.input},
+          {"output", o.output},
+          {"ratio", o.ratio},
+          {"criterion", o.criterion},
+          {"reduction", o.reduction},
+          {"global", o.global},
+          {"round_to", o.round_to},
+          {"groups", s.groups},
+          {"prunable_groups", s.prunable_groups},
+          {"prunable_channels", s.prunable_units},
+          {"removed_channels", s.removed_units},
+          {"cut_sites", s.applied.cut_sites},
+          {"params", {{"before", s.params_before}, {"after", s.params_after}}},
+          {"macs", {{"before", s.macs_before}, {"after", s.macs_after}}},
+          {"layers", layers}};
+}
+
+/// --calib-dir: recalibrates the pruned model's BatchNormalization and reports the
+/// agreement with `original` of the model without and with it.
+nlohmann::json recalibrate(const prune_cli_options& o, const ir::model& original, ir::model& m) {
+  runtime::session probe(original, {.threads = 1});
+  const std::vector<runtime::tensor_map> calibration = batches_from_dir(probe, o.calib_dir);
+  const std::vector<runtime::tensor_map> evaluation =
+      o.eval_dir.empty() ? calibration : batches_from_dir(probe, o.eval_dir);
+  const nlohmann::json without = agreement(original, m, evaluation);
+  const prune::bn_recalibration_result r = prune::recalibrate_batch_norm(m, calibration);
+  const nlohmann::json with = agreement(original, m, evaluation);
+  std::cout << "BatchNormalization recalibration: " << r.layers << " layer(s) from " << r.batches << " batch(es)\n";
+  std::cout << "top-1 agreement with the unpruned model on the " << (o.eval_dir.empty() ? "calibration" : "evaluation")
+            << " batches: " << percent(without["top1_agreement"]) << " without recalibration, "
+            << percent(with["top1_agreement"]) << " with\n";
+  return {{"layers", r.layers}, {"batches", r.batches}, {"without", without}, {"with", with}};
+}
+
+int run_prune(const prune_cli_options& o) {
+  refuse_overwrite(o.input, o.output);
+  const prune::prune_options options = prune_options_of(o);
   if (!o.eval_dir.empty() && o.calib_dir.empty()) throw error(errc::invalid_argument, "--eval-dir needs --calib-dir");
   probe_writable({o.output, o.report});
 
@@ -109,50 +165,9 @@ int run_prune(const prune_cli_options& o) {
   }
   const prune::prune_summary s = prune::prune_model(m, options);
   ir::verify(m.graph());
-
-  std::cout << "prune: ratio " << o.ratio << (o.global ? " (global)" : " (per group)") << ", criterion " << o.criterion
-            << ", round-to " << o.round_to << "\n";
-  print_layers(s);
-  std::cout << "groups: " << s.prunable_groups << " prunable of " << s.groups << "; channels removed " << s.removed_units
-            << " of " << s.prunable_units << " prunable\n";
-  std::cout << "params " << human_count(s.params_before) << " -> " << human_count(s.params_after) << " ("
-            << ratio_text(s.params_after, s.params_before) << "), MACs " << human_count(s.macs_before) << " -> "
-            << human_count(s.macs_after) << " (" << ratio_text(s.macs_after, s.macs_before) << ")\n";
-
-  nlohmann::json layers = nlohmann::json::array();
-  for (const auto& l : s.layers) {
-    layers.push_back({{"node", l.before.node}, {"op", l.before.op}, {"before", to_json(l.before)}, {"after", to_json(l.after)}});
-  }
-  nlohmann::json report{{"model", o.input},
-                        {"output", o.output},
-                        {"ratio", o.ratio},
-                        {"criterion", o.criterion},
-                        {"reduction", o.reduction},
-                        {"global", o.global},
-                        {"round_to", o.round_to},
-                        {"groups", s.groups},
-                        {"prunable_groups", s.prunable_groups},
-                        {"prunable_channels", s.prunable_units},
-                        {"removed_channels", s.removed_units},
-                        {"cut_sites", s.applied.cut_sites},
-                        {"params", {{"before", s.params_before}, {"after", s.params_after}}},
-                        {"macs", {{"before", s.macs_before}, {"after", s.macs_after}}},
-                        {"layers", layers}};
-
-  if (!o.calib_dir.empty()) {
-    runtime::session probe(original, {.threads = 1});
-    const std::vector<runtime::tensor_map> calibration = batches_from_dir(probe, o.calib_dir);
-    const std::vector<runtime::tensor_map> evaluation =
-        o.eval_dir.empty() ? calibration : batches_from_dir(probe, o.eval_dir);
-    const nlohmann::json without = agreement(original, m, evaluation);
-    const prune::bn_recalibration_result r = prune::recalibrate_batch_norm(m, calibration);
-    const nlohmann::json with = agreement(original, m, evaluation);
-    std::cout << "BatchNormalization recalibration: " << r.layers << " layer(s) from " << r.batches << " batch(es)\n";
-    std::cout << "top-1 agreement with the unpruned model on the " << (o.eval_dir.empty() ? "calibration" : "evaluation")
-              << " batches: " << percent(without["top1_agreement"]) << " without recalibration, "
-              << percent(with["top1_agreement"]) << " with\n";
-    report["bn_recalibration"] = {{"layers", r.layers}, {"batches", r.batches}, {"without", without}, {"with", with}};
-  }
+  print_summary(o, s);
+  nlohmann::json report = report_json(o, s);
+  if (!o.calib_dir.empty()) report["bn_recalibration"] = recalibrate(o, original, m);
   write_report(o.report, report);
   save_and_announce(m, o.output);
   return 0;

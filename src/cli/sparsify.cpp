@@ -98,22 +98,10 @@ nlohmann::json report_json(const sparsify_cli_options& o, const sparse::sparsify
           {"nodes", nodes}};
 }
 
-int run_sparsify(const sparsify_cli_options& o) {
-  if (!o.dry_run && o.output.empty()) throw error(errc::invalid_argument, "give -o OUT, or --dry-run to write nothing");
-  if (!o.output.empty()) refuse_overwrite(o.input, o.output);
-  // The pass checks and keeps the options, so the plan and the rewrite read the same ones.
-  auto pass = std::make_unique<sparse::sparsify_blocks>();
-  pass->set_option("block", o.block);
-  pass->set_option("sparsity", o.sparsity);
-  pass->set_option("min-size", o.min_size);
-  pass->set_option("norm", o.norm);
-  const sparse::sparsify_options settings = pass->settings();
-  probe_writable({o.dry_run ? std::string() : o.output, o.report});
-
-  ir::model m = load_checked(o.input);
-  const std::string isa = runtime::dense_gemm_isa();
-  const std::vector<sparse::sparsify_candidate> plan =
-      sparse::plan_sparsify(m, settings, sparse::dense_baseline_from(isa));
+/// Prints the settings, the table and the counts of the plan; returns how many products it
+/// rewrites.
+std::int64_t print_plan(const sparsify_cli_options& o, const sparse::sparsify_options& settings, const std::string& isa,
+                        const std::vector<sparse::sparsify_candidate>& plan) {
   std::map<std::string, int> declined;
   std::int64_t rewrites = 0, products = 0;
   for (const auto& c : plan) {
@@ -138,14 +126,12 @@ int run_sparsify(const sparsify_cli_options& o) {
               << (sparse::dense_baseline_from(isa) == sparse::dense_baseline::avx512 ? "AVX-512" : "AVX2")
               << " (the executor's here: " << isa << "); a model, not a measurement (see `inferopt bench`)\n";
   }
+  return rewrites;
+}
 
-  nlohmann::json report = report_json(o, settings, isa, plan);
-  if (o.dry_run) {
-    write_report(o.report, report);
-    std::cout << "dry run: no model written\n";
-    return 0;
-  }
-
+/// Runs the pass (verified) and checks it rewrote what the plan said; adds the statistics
+/// and counters to the report.
+void rewrite(std::unique_ptr<sparse::sparsify_blocks> pass, ir::model& m, std::int64_t rewrites, nlohmann::json& report) {
   const ir::model_statistics before = statistics_of(m);
   pipeline p;
   p.steps.emplace_back().single = std::move(pass);
@@ -163,6 +149,32 @@ int run_sparsify(const sparsify_cli_options& o) {
   report["before"] = to_json(before);
   report["after"] = to_json(after);
   report["counters"] = r.passes[0].counters;
+}
+
+int run_sparsify(const sparsify_cli_options& o) {
+  if (!o.dry_run && o.output.empty()) throw error(errc::invalid_argument, "give -o OUT, or --dry-run to write nothing");
+  if (!o.output.empty()) refuse_overwrite(o.input, o.output);
+  // The pass checks and keeps the options, so the plan and the rewrite read the same ones.
+  auto pass = std::make_unique<sparse::sparsify_blocks>();
+  pass->set_option("block", o.block);
+  pass->set_option("sparsity", o.sparsity);
+  pass->set_option("min-size", o.min_size);
+  pass->set_option("norm", o.norm);
+  const sparse::sparsify_options settings = pass->settings();
+  probe_writable({o.dry_run ? std::string() : o.output, o.report});
+
+  ir::model m = load_checked(o.input);
+  const std::string isa = runtime::dense_gemm_isa();
+  const std::vector<sparse::sparsify_candidate> plan =
+      sparse::plan_sparsify(m, settings, sparse::dense_baseline_from(isa));
+  const std::int64_t rewrites = print_plan(o, settings, isa, plan);
+  nlohmann::json report = report_json(o, settings, isa, plan);
+  if (o.dry_run) {
+    write_report(o.report, report);
+    std::cout << "dry run: no model written\n";
+    return 0;
+  }
+  rewrite(std::move(pass), m, rewrites, report);
   write_report(o.report, report);
   save_and_announce(m, o.output);
   return 0;
