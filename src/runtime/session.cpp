@@ -74,7 +74,44 @@ session::session(const ir::model& m, session_options options)
 
 session::~session() = default;
 
+namespace {
+
+/// Every unsupported op is reported at once, before anything is built.
+void check_kernels(const ir::graph& g, const kernel_registry& kernels,
+                   const std::map<std::string, std::int64_t>& domain_opsets) {
+  std::vector<std::string> missing;
+  for (ir::node* n : g.nodes()) {
+    auto it = domain_opsets.find(n->is_onnx_domain() ? std::string() : n->domain());
+    const std::int64_t opset = it == domain_opsets.end() ? 0 : it->second;
+    if (!kernels.find(n->domain(), n->op_type(), opset)) {
+      std::string label = opset_label(*n, opset);
+      if (std::find(missing.begin(), missing.end(), label) == missing.end()) missing.push_back(label);
+    }
+  }
+  if (!missing.empty()) {
+    std::string message = "unsupported operator" + std::string(missing.size() > 1 ? "s: " : ": ");
+    for (std::size_t k = 0; k < missing.size(); ++k) message += (k ? ", " : "") + missing[k];
+    throw error(errc::unsupported, message);
+  }
+}
+
+}  // namespace
+
 void session::prepare(const ir::graph& g, const kernel_registry& kernels) {
+  add_slots(g);
+  check_kernels(g, kernels, domain_opsets_);
+  std::vector<std::size_t> last_use = add_steps(g, kernels);
+  std::vector<bool> keep(slots_.size(), false);
+  for (std::size_t s : output_slots_) keep[s] = true;
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (last_use[s] != no_slot && !keep[s] && !is_constant_slot_[s]) steps_[last_use[s]].release_after.push_back(s);
+  }
+  for (std::size_t s = 0; s < slots_.size(); ++s) keep[s] = keep[s] || is_constant_slot_[s];
+  arena_ = std::make_unique<detail::session_arena>(std::move(last_use), std::move(keep));
+  placement_ = std::make_unique<detail::output_placement>();
+}
+
+void session::add_slots(const ir::graph& g) {
   // Slots for every value the main graph defines.
   for (ir::value* v : g.values()) {
     slot_of_[v->name()] = slots_.size();
@@ -93,23 +130,9 @@ void session::prepare(const ir::graph& g, const kernel_registry& kernels) {
     outputs_.push_back(describe(*v));
     output_slots_.push_back(slot_of_.at(v->name()));
   }
+}
 
-  // Every unsupported op is reported at once, before anything is built.
-  std::vector<std::string> missing;
-  for (ir::node* n : g.nodes()) {
-    auto it = domain_opsets_.find(n->is_onnx_domain() ? std::string() : n->domain());
-    const std::int64_t opset = it == domain_opsets_.end() ? 0 : it->second;
-    if (!kernels.find(n->domain(), n->op_type(), opset)) {
-      std::string label = opset_label(*n, opset);
-      if (std::find(missing.begin(), missing.end(), label) == missing.end()) missing.push_back(label);
-    }
-  }
-  if (!missing.empty()) {
-    std::string message = "unsupported operator" + std::string(missing.size() > 1 ? "s: " : ": ");
-    for (std::size_t k = 0; k < missing.size(); ++k) message += (k ? ", " : "") + missing[k];
-    throw error(errc::unsupported, message);
-  }
-
+std::vector<std::size_t> session::add_steps(const ir::graph& g, const kernel_registry& kernels) {
   std::vector<std::size_t> last_use(slots_.size(), no_slot);
   for (ir::node* n : g.nodes()) {
     auto it = domain_opsets_.find(n->is_onnx_domain() ? std::string() : n->domain());
@@ -133,14 +156,7 @@ void session::prepare(const ir::graph& g, const kernel_registry& kernels) {
     for (ir::value* out : n->outputs()) s.outputs.push_back(out ? slot_of_.at(out->name()) : no_slot);
     steps_.push_back(std::move(s));
   }
-  std::vector<bool> keep(slots_.size(), false);
-  for (std::size_t s : output_slots_) keep[s] = true;
-  for (std::size_t s = 0; s < slots_.size(); ++s) {
-    if (last_use[s] != no_slot && !keep[s] && !is_constant_slot_[s]) steps_[last_use[s]].release_after.push_back(s);
-  }
-  for (std::size_t s = 0; s < slots_.size(); ++s) keep[s] = keep[s] || is_constant_slot_[s];
-  arena_ = std::make_unique<detail::session_arena>(std::move(last_use), std::move(keep));
-  placement_ = std::make_unique<detail::output_placement>();
+  return last_use;
 }
 
 memory_plan_info session::memory_plan() const {

@@ -90,6 +90,9 @@ class session {
   struct step;
   struct run_state;
   void prepare(const ir::graph& g, const kernel_registry& kernels);
+  void add_slots(const ir::graph& g);
+  /// Builds a step per node; returns, per slot, the last step that reads it (SIZE_MAX: none).
+  std::vector<std::size_t> add_steps(const ir::graph& g, const kernel_registry& kernels);
   void bind_inputs(const tensor_map& feeds);
   run_state begin_run();
   void run_step(std::size_t step_index, run_state& r);
