@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -23,6 +25,23 @@ struct command {
   std::function<int()> run;
 };
 
+/// A subcommand whose options live in one `Options` value: `declare` binds them to the
+/// subcommand and `run` runs with them. CLI11 writes into the value while parsing, after
+/// this returns, so the run function shares it.
+template <class Options>
+command make_command(CLI::App& app, const std::string& name, const std::string& description,
+                     void (*declare)(CLI::App&, Options&), int (*run)(const Options&)) {
+  CLI::App* sub = app.add_subcommand(name, description);
+  auto options = std::make_shared<Options>();
+  declare(*sub, *options);
+  return {sub, [options, run] { return run(*options); }};
+}
+
+/// The positional input model and the required `-o,--output` of a command that writes one.
+void add_model_and_output(CLI::App& sub, std::string& input, std::string& output,
+                          const std::string& input_help = "Input ONNX model",
+                          const std::string& output_help = "Output ONNX model");
+
 command add_inspect(CLI::App& app);
 command add_optimize(CLI::App& app);
 command add_passes(CLI::App& app);
@@ -39,6 +58,17 @@ command add_prune(CLI::App& app);
 /// layout (input_0.pb, ...) is one batch; without subfolders, each .pb file is one batch for
 /// the model's first required input. Sorted by name.
 std::vector<runtime::tensor_map> batches_from_dir(const runtime::session& s, const std::filesystem::path& dir);
+
+/// Whether `output` is the existing file `input`, through whatever path.
+bool is_same_file(const std::filesystem::path& input, const std::filesystem::path& output);
+/// @throws error(errc::invalid_argument) `OUTPUT: output would overwrite the input` when
+///         `is_same_file(input, output)`.
+void refuse_overwrite(const std::filesystem::path& input, const std::filesystem::path& output);
+/// Opens every non-empty path for writing and lets it go, so that a command fails on an
+/// unwritable output before it spends time on the model. @throws error(errc::io).
+void probe_writable(std::initializer_list<std::filesystem::path> paths);
+/// Writes `report` as indented JSON (atomically) when `path` is not empty.
+void write_report(const std::filesystem::path& path, const nlohmann::json& report);
 
 /// Loads a model and checks its structure; errors name the file.
 ir::model load_checked(const std::filesystem::path& path);

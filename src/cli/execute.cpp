@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <unistd.h>
 
 #include "commands.hpp"
@@ -30,18 +32,25 @@ double checksum(const runtime::tensor& t) {
   return sum;
 }
 
-int run_model(const std::string& path, const input_options& in, const std::string& output_dir, int threads) {
-  ir::model m = load_checked(path);
-  runtime::session s(m, runtime::session_options{.threads = threads});
-  const runtime::tensor_map outputs = s.run(in.gather(s));
-  if (!output_dir.empty()) fs::create_directories(output_dir);
+struct run_options {
+  std::string model;
+  input_options inputs;
+  std::string output_dir;
+  int threads = 0;
+};
+
+int run_model(const run_options& o) {
+  ir::model m = load_checked(o.model);
+  runtime::session s(m, runtime::session_options{.threads = o.threads});
+  const runtime::tensor_map outputs = s.run(o.inputs.gather(s));
+  if (!o.output_dir.empty()) fs::create_directories(o.output_dir);
   for (std::size_t k = 0; k < s.outputs().size(); ++k) {
     const auto& name = s.outputs()[k].name;
     const runtime::tensor& t = outputs.at(name);
     std::cout << name << "  " << ir::to_string(t.dtype()) << runtime::to_string(t.shape()) << "  sum="
               << std::setprecision(9) << checksum(t) << "\n";
-    if (!output_dir.empty()) {
-      runtime::write_tensor_file((fs::path(output_dir) / ("output_" + std::to_string(k) + ".pb")).string(), t, name);
+    if (!o.output_dir.empty()) {
+      runtime::write_tensor_file((fs::path(o.output_dir) / ("output_" + std::to_string(k) + ".pb")).string(), t, name);
     }
   }
   return 0;
@@ -66,25 +75,27 @@ struct bench_options {
   bool memory_plan = true;
 };
 
-int bench_model(const bench_options& o) {
-  if (o.iters < 1 || o.warmup < 0) throw error(errc::invalid_argument, "--iters must be >= 1 and --warmup >= 0");
-  ir::model m = load_checked(o.model);
-  runtime::session s(m, runtime::session_options{.threads = o.threads, .memory_plan = o.memory_plan});
-  s.set_profiling(o.profile);
-  const runtime::tensor_map feeds = o.inputs.gather(s);
-  for (int k = 0; k < o.warmup; ++k) (void)s.run(feeds);
-  // The steady-state peak covers the timed runs only: not loading, not the traced first run.
-  const bool steady_peak = reset_peak_rss();
+/// The timed runs, sorted, and the mean time per op type over them (when profiling).
+struct timings {
   std::vector<double> ms;
   std::map<std::string, double> profile;
-  for (int k = 0; k < o.iters; ++k) {
+};
+
+timings time_runs(runtime::session& s, const runtime::tensor_map& feeds, int iters) {
+  timings t;
+  for (int k = 0; k < iters; ++k) {
     const auto start = std::chrono::steady_clock::now();
     (void)s.run(feeds);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    for (const auto& [op, t] : s.profile()) profile[op] += t / o.iters;
-    print_progress(k + 1, o.iters);
+    t.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    for (const auto& [op, ms] : s.profile()) t.profile[op] += ms / iters;
+    print_progress(k + 1, iters);
   }
-  std::sort(ms.begin(), ms.end());
+  std::sort(t.ms.begin(), t.ms.end());
+  return t;
+}
+
+nlohmann::json bench_json(const bench_options& o, const timings& t, const runtime::session& s) {
+  const std::vector<double>& ms = t.ms;
   double total = 0.0;
   for (double v : ms) total += v;
   nlohmann::json j = {{"min_ms", ms.front()},
@@ -96,25 +107,41 @@ int bench_model(const bench_options& o) {
                       {"throughput_per_s", 1000.0 * static_cast<double>(ms.size()) / total},
                       {"iterations", o.iters},
                       {"threads", s.threads()}};
-  if (o.profile) j["profile_ms"] = profile;
+  if (o.profile) j["profile_ms"] = t.profile;
   const runtime::memory_plan_info plan = s.memory_plan();
   j["memory_plan"] = {{"active", plan.active},
                       {"arena_bytes", plan.arena_bytes},
                       {"lower_bound_bytes", plan.lower_bound_bytes},
                       {"naive_bytes", plan.naive_bytes},
                       {"planned_tensors", plan.planned_tensors}};
-  const auto peak = peak_rss_bytes();
-  if (peak && steady_peak) j["steady_peak_rss_bytes"] = *peak;
-  if (o.json) {
-    std::cout << j.dump(2) << "\n";
-    return 0;
+  return j;
+}
+
+void print_profile(const std::map<std::string, double>& profile) {
+  std::vector<std::pair<double, std::string>> rows;
+  double sum = 0.0;
+  for (const auto& [op, t] : profile) {
+    rows.emplace_back(t, op);
+    sum += t;
   }
+  std::sort(rows.rbegin(), rows.rend());
+  std::cout << "time per op type (ms per run):\n";
+  for (const auto& [t, op] : rows) {
+    std::cout << "  " << std::left << std::setw(24) << op << std::right << std::setw(10) << std::setprecision(3) << t
+              << std::setw(8) << std::setprecision(1) << (sum > 0 ? 100.0 * t / sum : 0.0) << "%\n";
+  }
+}
+
+void print_bench(const bench_options& o, const timings& t, const nlohmann::json& j, const runtime::session& s,
+                 std::optional<std::size_t> steady_peak) {
+  const std::vector<double>& ms = t.ms;
   std::cout << std::fixed << std::setprecision(3) << "latency ms: min " << ms.front() << "  p50 " << percentile(ms, 50)
             << "  p90 " << percentile(ms, 90) << "  p99 " << percentile(ms, 99) << "  max " << ms.back() << "\n"
             << "throughput: " << std::setprecision(1) << j["throughput_per_s"].get<double>() << " runs/s ("
             << s.threads() << " threads, " << o.iters << " iterations)\n";
   const auto mib = [](std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); };
   std::cout << std::setprecision(1);
+  const runtime::memory_plan_info plan = s.memory_plan();
   if (plan.active) {
     std::cout << "memory plan: arena " << mib(plan.arena_bytes) << " MiB for " << plan.planned_tensors
               << " intermediates (lower bound " << mib(plan.lower_bound_bytes) << " MiB, no reuse "
@@ -122,21 +149,29 @@ int bench_model(const bench_options& o) {
   } else {
     std::cout << "memory plan: off (dead buffers are pooled)\n";
   }
-  if (peak && steady_peak) std::cout << "peak RSS over the timed runs: " << mib(*peak) << " MiB\n";
-  if (o.profile) {
-    std::vector<std::pair<double, std::string>> rows;
-    double sum = 0.0;
-    for (const auto& [op, t] : profile) {
-      rows.emplace_back(t, op);
-      sum += t;
-    }
-    std::sort(rows.rbegin(), rows.rend());
-    std::cout << "time per op type (ms per run):\n";
-    for (const auto& [t, op] : rows) {
-      std::cout << "  " << std::left << std::setw(24) << op << std::right << std::setw(10) << std::setprecision(3) << t
-                << std::setw(8) << std::setprecision(1) << (sum > 0 ? 100.0 * t / sum : 0.0) << "%\n";
-    }
+  if (steady_peak) std::cout << "peak RSS over the timed runs: " << mib(*steady_peak) << " MiB\n";
+  if (o.profile) print_profile(t.profile);
+}
+
+int bench_model(const bench_options& o) {
+  if (o.iters < 1 || o.warmup < 0) throw error(errc::invalid_argument, "--iters must be >= 1 and --warmup >= 0");
+  ir::model m = load_checked(o.model);
+  runtime::session s(m, runtime::session_options{.threads = o.threads, .memory_plan = o.memory_plan});
+  s.set_profiling(o.profile);
+  const runtime::tensor_map feeds = o.inputs.gather(s);
+  for (int k = 0; k < o.warmup; ++k) (void)s.run(feeds);
+  // The steady-state peak covers the timed runs only: not loading, not the traced first run.
+  const bool reset = reset_peak_rss();
+  const timings t = time_runs(s, feeds, o.iters);
+  nlohmann::json j = bench_json(o, t, s);
+  const std::optional<std::size_t> peak = peak_rss_bytes();
+  const std::optional<std::size_t> steady_peak = reset ? peak : std::nullopt;
+  if (steady_peak) j["steady_peak_rss_bytes"] = *steady_peak;
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
   }
+  print_bench(o, t, j, s, steady_peak);
   return 0;
 }
 
@@ -160,48 +195,48 @@ int compare_models(const compare_options& o) {
   return ok ? 0 : 1;
 }
 
+void declare_run(CLI::App& sub, run_options& o) {
+  sub.add_option("model", o.model, "ONNX model")->required();
+  o.inputs.add_to(sub);
+  sub.add_option("--output-dir", o.output_dir, "Save outputs as output_K.pb TensorProto files");
+  sub.add_option("--threads", o.threads, "Threads (default: all cores)");
+}
+
+void declare_bench(CLI::App& sub, bench_options& o) {
+  sub.add_option("model", o.model, "ONNX model")->required();
+  o.inputs.add_to(sub);
+  sub.add_option("--warmup", o.warmup, "Untimed runs first (default 5)");
+  sub.add_option("--iters", o.iters, "Timed runs (default 50)");
+  sub.add_option("--threads", o.threads, "Threads (default: all cores)");
+  sub.add_flag("--json", o.json, "Print one JSON object");
+  sub.add_flag("!--no-memory-plan", o.memory_plan, "Pool dead buffers instead of planning intermediates into one arena");
+  sub.add_flag("--profile", o.profile, "Also report time per op type");
+}
+
+void declare_compare(CLI::App& sub, compare_options& o) {
+  sub.add_option("a", o.a, "Reference model")->required();
+  sub.add_option("b", o.b, "Model to check")->required();
+  o.inputs.add_to(sub);
+  sub.add_option("--rtol", o.rtol, "Relative tolerance (default 1e-4)");
+  sub.add_option("--atol", o.atol, "Absolute tolerance (default 1e-5)");
+  sub.add_option("--threads", o.threads, "Threads (default: all cores)");
+}
+
 }  // namespace
 
 command add_run(CLI::App& app) {
-  auto* sub = app.add_subcommand("run", "Run a model with the reference executor; print output shapes and checksums");
-  struct state {
-    std::string model;
-    input_options inputs;
-    std::string output_dir;
-    int threads = 0;
-  };
-  auto st = std::make_shared<state>();
-  sub->add_option("model", st->model, "ONNX model")->required();
-  st->inputs.add_to(sub);
-  sub->add_option("--output-dir", st->output_dir, "Save outputs as output_K.pb TensorProto files");
-  sub->add_option("--threads", st->threads, "Threads (default: all cores)");
-  return {sub, [st] { return run_model(st->model, st->inputs, st->output_dir, st->threads); }};
+  return make_command(app, "run", "Run a model with the reference executor; print output shapes and checksums",
+                      declare_run, run_model);
 }
 
 command add_bench(CLI::App& app) {
-  auto* sub = app.add_subcommand("bench", "Measure latency percentiles and throughput of a model");
-  auto o = std::make_shared<bench_options>();
-  sub->add_option("model", o->model, "ONNX model")->required();
-  o->inputs.add_to(sub);
-  sub->add_option("--warmup", o->warmup, "Untimed runs first (default 5)");
-  sub->add_option("--iters", o->iters, "Timed runs (default 50)");
-  sub->add_option("--threads", o->threads, "Threads (default: all cores)");
-  sub->add_flag("--json", o->json, "Print one JSON object");
-  sub->add_flag("!--no-memory-plan", o->memory_plan, "Pool dead buffers instead of planning intermediates into one arena");
-  sub->add_flag("--profile", o->profile, "Also report time per op type");
-  return {sub, [o] { return bench_model(*o); }};
+  return make_command(app, "bench", "Measure latency percentiles and throughput of a model", declare_bench, bench_model);
 }
 
 command add_compare(CLI::App& app) {
-  auto* sub = app.add_subcommand("compare", "Run two models on the same inputs and compare their outputs (exit 1 when over tolerance)");
-  auto o = std::make_shared<compare_options>();
-  sub->add_option("a", o->a, "Reference model")->required();
-  sub->add_option("b", o->b, "Model to check")->required();
-  o->inputs.add_to(sub);
-  sub->add_option("--rtol", o->rtol, "Relative tolerance (default 1e-4)");
-  sub->add_option("--atol", o->atol, "Absolute tolerance (default 1e-5)");
-  sub->add_option("--threads", o->threads, "Threads (default: all cores)");
-  return {sub, [o] { return compare_models(*o); }};
+  return make_command(app, "compare",
+                      "Run two models on the same inputs and compare their outputs (exit 1 when over tolerance)",
+                      declare_compare, compare_models);
 }
 
 }  // namespace inferopt::cli

@@ -20,10 +20,10 @@ struct input_options {
   std::uint64_t seed = 0;
   bool seed_given = false;
 
-  void add_to(CLI::App* sub) {
-    sub->add_option("--input", files, "NAME=FILE.pb: a TensorProto file for one input (repeatable)");
-    sub->add_option("--input-dir", dir, "A folder with input_0.pb, input_1.pb, ...");
-    sub->add_option("--random-inputs", seed, "Seeded random inputs (the default, seed 0)")
+  void add_to(CLI::App& sub) {
+    sub.add_option("--input", files, "NAME=FILE.pb: a TensorProto file for one input (repeatable)");
+    sub.add_option("--input-dir", dir, "A folder with input_0.pb, input_1.pb, ...");
+    sub.add_option("--random-inputs", seed, "Seeded random inputs (the default, seed 0)")
         ->each([this](const std::string&) { seed_given = true; });
   }
 

@@ -60,24 +60,32 @@ void print_text(const nlohmann::json& j) {
   for (const auto& [count, op] : ops) std::cout << "  " << std::left << std::setw(24) << op << count << "\n";
 }
 
+struct inspect_options {
+  std::string model;
+  bool json = false;
+};
+
+void declare_inspect(CLI::App& sub, inspect_options& o) {
+  sub.add_option("model", o.model, "ONNX model file")->required();
+  sub.add_flag("--json", o.json, "Print one JSON object instead of text");
+}
+
+int run_inspect(const inspect_options& o) {
+  ir::model m = load_checked(o.model);
+  nlohmann::json j = inspect_json(m, statistics_of(m));
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_text(j);
+  }
+  return 0;
+}
+
 }  // namespace
 
 command add_inspect(CLI::App& app) {
-  auto* sub = app.add_subcommand("inspect", "Show a model's versions, inputs/outputs, op histogram, params and MACs");
-  auto path = std::make_shared<std::string>();
-  auto json = std::make_shared<bool>(false);
-  sub->add_option("model", *path, "ONNX model file")->required();
-  sub->add_flag("--json", *json, "Print one JSON object instead of text");
-  return {sub, [path, json] {
-            ir::model m = load_checked(*path);
-            nlohmann::json j = inspect_json(m, statistics_of(m));
-            if (*json) {
-              std::cout << j.dump(2) << "\n";
-            } else {
-              print_text(j);
-            }
-            return 0;
-          }};
+  return make_command(app, "inspect", "Show a model's versions, inputs/outputs, op histogram, params and MACs",
+                      declare_inspect, run_inspect);
 }
 
 }  // namespace inferopt::cli

@@ -4,11 +4,11 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 #include "commands.hpp"
 #include "input_options.hpp"
 #include "inferopt/builtin.hpp"
-#include "inferopt/core/atomic_file.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
 #include "inferopt/pass.hpp"
@@ -36,10 +36,10 @@ struct optimize_options {
   int threads = 0;
 };
 
+/// Equal paths count too, whether or not the files exist yet.
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec;
-  if (fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
-  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  return is_same_file(a, b) || fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
 }
 
 void print_table(const run_report& r) {
@@ -81,12 +81,8 @@ nlohmann::json report_json(const optimize_options& o, const std::string& pipelin
           {"before", to_json(before)}, {"after", to_json(after)}};
 }
 
-int run_optimize(const optimize_options& o) {
-  const fs::path in = o.input;
-  const fs::path out = o.output;
-  if (same_file(in, out) && !o.in_place) {
-    throw error(errc::invalid_argument, out.string() + ": output would overwrite the input; pass --in-place to allow it");
-  }
+/// The pipeline the options name; unknown pass names are reported with suggestions.
+pipeline pipeline_of(const optimize_options& o) {
   if (!o.passes.empty() && o.level >= 0) throw error(errc::invalid_argument, "give either -O or --passes, not both");
   const pass_registry registry = builtin_registry();
   pipeline_parse_options parse_options;
@@ -94,38 +90,28 @@ int run_optimize(const optimize_options& o) {
     (void)registry.create(d);  // reports unknown names with suggestions
     parse_options.disabled.insert(d);
   }
-  pipeline p = o.passes.empty() ? level_pipeline(o.level < 0 ? 1 : o.level, registry, parse_options)
-                                : parse_pipeline(o.passes, registry, parse_options);
-  // Fail on an unwritable output or report before spending time on the model.
-  { atomic_file probe(out); }
-  if (!o.report.empty()) { atomic_file probe(o.report); }
+  return o.passes.empty() ? level_pipeline(o.level < 0 ? 1 : o.level, registry, parse_options)
+                          : parse_pipeline(o.passes, registry, parse_options);
+}
 
-  ir::model m = load_checked(in);
-  const ir::model_statistics before = statistics_of(m);
-  pass_manager manager;
-  if (o.verify_each) manager.add_instrumentation(std::make_unique<verify_each>());
-  if (o.print_after_change) manager.add_instrumentation(std::make_unique<print_after_change>(std::cout));
+/// What --verify and --bisect compare against: the model before any pass, and its feeds.
+struct numeric_reference {
+  ir::model original;
+  runtime::tensor_map feeds;
+};
 
-  // The original's session and outputs are taken before any pass touches the graph.
-  const bool numeric = o.verify || o.bisect;
-  const runtime::session_options run_options{.threads = o.threads};
-  std::unique_ptr<runtime::session> reference;
-  runtime::tensor_map feeds, expected;
-  numeric_bisect* bisect = nullptr;
-  if (numeric) {
-    reference = std::make_unique<runtime::session>(m, run_options);
-    feeds = o.inputs.gather(*reference);
-    expected = reference->run(feeds);
-  }
-  if (o.bisect) {
-    auto b = std::make_unique<numeric_bisect>(m, feeds, o.tolerance, o.threads);
-    bisect = b.get();
-    manager.add_instrumentation(std::move(b));
-  }
-  const run_report r = manager.run(p, m);
-  ir::verify(m.graph());
-  const ir::model_statistics after = statistics_of(m);
+/// Taken before any pass touches the graph; the feeds are checked against the model then,
+/// so that bad inputs fail before the pipeline runs.
+std::optional<numeric_reference> reference_of(const optimize_options& o, const ir::model& m) {
+  if (!o.verify && !o.bisect) return std::nullopt;
+  const runtime::session probe(m, runtime::session_options{.threads = o.threads});
+  runtime::tensor_map feeds = o.inputs.gather(probe);
+  probe.check_inputs(feeds);
+  return numeric_reference{m.clone(), std::move(feeds)};
+}
 
+void print_summary(const pipeline& p, const run_report& r, const ir::model_statistics& before,
+                   const ir::model_statistics& after) {
   std::cout << "pipeline: " << (p.steps.empty() ? "(none)" : p.to_string()) << "\n";
   print_table(r);
   std::cout << "nodes " << before.nodes << " -> " << after.nodes << ", params " << human_count(before.params) << " -> "
@@ -133,31 +119,62 @@ int run_optimize(const optimize_options& o) {
             << human_bytes(after.param_bytes) << "), MACs " << human_count(before.macs) << " -> "
             << human_count(after.macs) << ", " << std::fixed << std::setprecision(1) << r.milliseconds << " ms\n"
             << std::defaultfloat;
+}
+
+/// --verify: the original and the optimized model on the same feeds; returns whether every
+/// output is within tolerance.
+bool verify_outputs(const optimize_options& o, const numeric_reference& ref, const ir::model& m, nlohmann::json& report) {
+  const numeric_comparison c = compare_models(ref.original, m, ref.feeds, o.tolerance, o.threads);
+  std::cout << "verify: original vs optimized on " << o.inputs.describe() << "\n";
+  const bool match = print_differences(c.outputs, o.tolerance.rtol, o.tolerance.atol);
+  report["verify"] = {{"inputs", o.inputs.describe()}, {"rtol", o.tolerance.rtol}, {"atol", o.tolerance.atol},
+                      {"outputs", to_json(c.outputs)}, {"match", match}};
+  return match;
+}
+
+void report_bisect(const optimize_options& o, const numeric_bisect& bisect, nlohmann::json& report) {
+  if (const auto& d = bisect.first_divergence()) {
+    std::cout << "bisect: outputs first differ after pass '" << d->pass << "' (its run " << d->run << "; "
+              << d->checks << " changing pass runs checked)\n";
+    print_differences(d->comparison.outputs, o.tolerance.rtol, o.tolerance.atol);
+    report["bisect"] = {{"first_pass", d->pass}, {"run", d->run}, {"checks", d->checks},
+                        {"outputs", to_json(d->comparison.outputs)}};
+  } else {
+    std::cout << "bisect: no pass moved an output beyond tolerance (" << bisect.checks() << " pass runs checked)\n";
+    report["bisect"] = {{"first_pass", nullptr}, {"checks", bisect.checks()}};
+  }
+}
+
+int run_optimize(const optimize_options& o) {
+  const fs::path in = o.input;
+  const fs::path out = o.output;
+  if (same_file(in, out) && !o.in_place) {
+    throw error(errc::invalid_argument, out.string() + ": output would overwrite the input; pass --in-place to allow it");
+  }
+  pipeline p = pipeline_of(o);
+  probe_writable({out, o.report});
+
+  ir::model m = load_checked(in);
+  const ir::model_statistics before = statistics_of(m);
+  pass_manager manager;
+  if (o.verify_each) manager.add_instrumentation(std::make_unique<verify_each>());
+  if (o.print_after_change) manager.add_instrumentation(std::make_unique<print_after_change>(std::cout));
+  const std::optional<numeric_reference> reference = reference_of(o, m);
+  numeric_bisect* bisect = nullptr;
+  if (o.bisect) {
+    auto b = std::make_unique<numeric_bisect>(m, reference->feeds, o.tolerance, o.threads);
+    bisect = b.get();
+    manager.add_instrumentation(std::move(b));
+  }
+  const run_report r = manager.run(p, m);
+  ir::verify(m.graph());
+  const ir::model_statistics after = statistics_of(m);
+  print_summary(p, r, before, after);
 
   nlohmann::json report = report_json(o, p.to_string(), r, before, after);
-  bool outputs_match = true;
-  if (numeric) {
-    runtime::session optimized(m, run_options);
-    const auto diffs =
-        runtime::compare_outputs(*reference, expected, optimized, optimized.run(feeds), o.tolerance.rtol, o.tolerance.atol);
-    std::cout << "verify: original vs optimized on " << o.inputs.describe() << "\n";
-    outputs_match = print_differences(diffs, o.tolerance.rtol, o.tolerance.atol);
-    report["verify"] = {{"inputs", o.inputs.describe()}, {"rtol", o.tolerance.rtol}, {"atol", o.tolerance.atol},
-                        {"outputs", to_json(diffs)}, {"match", outputs_match}};
-  }
-  if (bisect) {
-    if (const auto& d = bisect->first_divergence()) {
-      std::cout << "bisect: outputs first differ after pass '" << d->pass << "' (its run " << d->run << "; "
-                << d->checks << " changing pass runs checked)\n";
-      print_differences(d->comparison.outputs, o.tolerance.rtol, o.tolerance.atol);
-      report["bisect"] = {{"first_pass", d->pass}, {"run", d->run}, {"checks", d->checks},
-                          {"outputs", to_json(d->comparison.outputs)}};
-    } else {
-      std::cout << "bisect: no pass moved an output beyond tolerance (" << bisect->checks() << " pass runs checked)\n";
-      report["bisect"] = {{"first_pass", nullptr}, {"checks", bisect->checks()}};
-    }
-  }
-  if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
+  const bool outputs_match = !reference || verify_outputs(o, *reference, m, report);
+  if (bisect) report_bisect(o, *bisect, report);
+  write_report(o.report, report);
   if (!outputs_match) {
     throw error(errc::verification, "optimized outputs differ from the original beyond tolerance; " + out.string() +
                                         " not written" + (o.bisect ? "" : " (--bisect names the pass)"));
@@ -169,69 +186,77 @@ int run_optimize(const optimize_options& o) {
   return 0;
 }
 
+void declare_optimize(CLI::App& sub, optimize_options& o) {
+  add_model_and_output(sub, o.input, o.output);
+  sub.add_option("-O", o.level, "Optimization level 0..3 (default 1), e.g. -O2")->check(CLI::Range(0, 3));
+  sub.add_option("--passes", o.passes, "Pipeline text, e.g. 'dce,fixpoint(eliminate-identity,dce)'");
+  sub.add_option("--disable-pass", o.disabled, "Leave this pass out of the pipeline (repeatable)");
+  sub.add_option("--report", o.report, "Write a JSON report to this file");
+  sub.add_flag("--print-after-change", o.print_after_change, "Print the graph after every pass that changed it");
+  sub.add_flag("--verify-each", o.verify_each, "Verify the graph's structure after every pass");
+  sub.add_flag("--in-place", o.in_place, "Allow the output to overwrite the input");
+  sub.add_option("--external-data-threshold", o.external_threshold,
+                 "Write tensors of at least this many bytes to <output>.data");
+  sub.add_flag("--verify", o.verify,
+                "Run original and optimized models on the same inputs and print max abs/rel error per output; "
+                "fail (nothing written) beyond tolerance");
+  sub.add_flag("--bisect", o.bisect, "Check outputs after every pass run; name the first pass that changed them (implies --verify)");
+  o.inputs.add_to(sub);
+  sub.add_option("--rtol", o.tolerance.rtol, "Relative tolerance for --verify/--bisect (default 1e-4)");
+  sub.add_option("--atol", o.tolerance.atol, "Absolute tolerance for --verify/--bisect (default 1e-5)");
+  sub.add_option("--threads", o.threads, "Executor threads for --verify/--bisect (default: all cores)");
+}
+
+struct fp16_options {
+  optimize_options o;
+  bool float16_io = false;
+  std::vector<std::string> block_ops;
+  std::vector<std::string> block_nodes;
+};
+
+void declare_fp16(CLI::App& sub, fp16_options& st) {
+  add_model_and_output(sub, st.o.input, st.o.output);
+  sub.add_flag("--float16-io", st.float16_io,
+               "Make graph inputs/outputs float16 too (default: they stay float32, i.e. --keep-io-types)");
+  sub.add_flag("--keep-io-types", [&st](std::int64_t) { st.float16_io = false; }, "Keep graph inputs/outputs float32 (default)");
+  sub.add_option("--block-ops", st.block_ops, "Op types to keep in float32, added to the default list (repeatable)")
+      ->delimiter(',');
+  sub.add_option("--block-nodes", st.block_nodes, "Node names to keep in float32 (repeatable)")->delimiter(',');
+  sub.add_option("--report", st.o.report, "Write a JSON report to this file");
+}
+
+/// `a;b;c` for a to-fp16 list option; names that would break the pipeline text are refused.
+std::string joined(const std::vector<std::string>& names, const char* what) {
+  std::string out;
+  for (const std::string& n : names) {
+    if (n.find_first_of(",;{}()=") != std::string::npos) {
+      throw error(errc::invalid_argument, std::string(what) + " '" + n + "' contains one of , ; { } ( ) =");
+    }
+    out += (out.empty() ? "" : ";") + n;
+  }
+  return out;
+}
+
+int run_fp16(const fp16_options& st) {
+  // Shapes first: the pass types untyped values through the ops it knows.
+  std::string pass = "to-fp16{keep-io-types=" + std::string(st.float16_io ? "0" : "1");
+  if (!st.block_ops.empty()) pass += ",block-ops=" + joined(st.block_ops, "op type");
+  if (!st.block_nodes.empty()) pass += ",block-nodes=" + joined(st.block_nodes, "node name");
+  optimize_options o = st.o;
+  o.passes = "infer-shapes," + pass + "}";
+  return run_optimize(o);
+}
+
 }  // namespace
 
 command add_optimize(CLI::App& app) {
-  auto* sub = app.add_subcommand("optimize", "Run a pass pipeline over a model and save the result");
-  auto o = std::make_shared<optimize_options>();
-  sub->add_option("model", o->input, "Input ONNX model")->required();
-  sub->add_option("-o,--output", o->output, "Output ONNX model")->required();
-  sub->add_option("-O", o->level, "Optimization level 0..3 (default 1), e.g. -O2")->check(CLI::Range(0, 3));
-  sub->add_option("--passes", o->passes, "Pipeline text, e.g. 'dce,fixpoint(eliminate-identity,dce)'");
-  sub->add_option("--disable-pass", o->disabled, "Leave this pass out of the pipeline (repeatable)");
-  sub->add_option("--report", o->report, "Write a JSON report to this file");
-  sub->add_flag("--print-after-change", o->print_after_change, "Print the graph after every pass that changed it");
-  sub->add_flag("--verify-each", o->verify_each, "Verify the graph's structure after every pass");
-  sub->add_flag("--in-place", o->in_place, "Allow the output to overwrite the input");
-  sub->add_option("--external-data-threshold", o->external_threshold,
-                  "Write tensors of at least this many bytes to <output>.data");
-  sub->add_flag("--verify", o->verify,
-                "Run original and optimized models on the same inputs and print max abs/rel error per output; "
-                "fail (nothing written) beyond tolerance");
-  sub->add_flag("--bisect", o->bisect, "Check outputs after every pass run; name the first pass that changed them (implies --verify)");
-  o->inputs.add_to(sub);
-  sub->add_option("--rtol", o->tolerance.rtol, "Relative tolerance for --verify/--bisect (default 1e-4)");
-  sub->add_option("--atol", o->tolerance.atol, "Absolute tolerance for --verify/--bisect (default 1e-5)");
-  sub->add_option("--threads", o->threads, "Executor threads for --verify/--bisect (default: all cores)");
-  return {sub, [o] { return run_optimize(*o); }};
+  return make_command(app, "optimize", "Run a pass pipeline over a model and save the result", declare_optimize,
+                      run_optimize);
 }
 
 command add_fp16(CLI::App& app) {
-  auto* sub = app.add_subcommand("fp16", "Run a model's float32 computation in float16 (pass to-fp16), Casts at the boundaries");
-  struct state {
-    optimize_options o;
-    bool float16_io = false;
-    std::vector<std::string> block_ops;
-    std::vector<std::string> block_nodes;
-  };
-  auto st = std::make_shared<state>();
-  sub->add_option("model", st->o.input, "Input ONNX model")->required();
-  sub->add_option("-o,--output", st->o.output, "Output ONNX model")->required();
-  sub->add_flag("--float16-io", st->float16_io,
-                "Make graph inputs/outputs float16 too (default: they stay float32, i.e. --keep-io-types)");
-  sub->add_flag("--keep-io-types", [st](std::int64_t) { st->float16_io = false; }, "Keep graph inputs/outputs float32 (default)");
-  sub->add_option("--block-ops", st->block_ops, "Op types to keep in float32, added to the default list (repeatable)")
-      ->delimiter(',');
-  sub->add_option("--block-nodes", st->block_nodes, "Node names to keep in float32 (repeatable)")->delimiter(',');
-  sub->add_option("--report", st->o.report, "Write a JSON report to this file");
-  return {sub, [st] {
-            auto joined = [](const std::vector<std::string>& names, const char* what) {
-              std::string out;
-              for (const std::string& n : names) {
-                if (n.find_first_of(",;{}()=") != std::string::npos) {
-                  throw error(errc::invalid_argument, std::string(what) + " '" + n + "' contains one of , ; { } ( ) =");
-                }
-                out += (out.empty() ? "" : ";") + n;
-              }
-              return out;
-            };
-            // Shapes first: the pass types untyped values through the ops it knows.
-            std::string pass = "to-fp16{keep-io-types=" + std::string(st->float16_io ? "0" : "1");
-            if (!st->block_ops.empty()) pass += ",block-ops=" + joined(st->block_ops, "op type");
-            if (!st->block_nodes.empty()) pass += ",block-nodes=" + joined(st->block_nodes, "node name");
-            st->o.passes = "infer-shapes," + pass + "}";
-            return run_optimize(st->o);
-          }};
+  return make_command(app, "fp16", "Run a model's float32 computation in float16 (pass to-fp16), Casts at the boundaries",
+                      declare_fp16, run_fp16);
 }
 
 command add_passes(CLI::App& app) {

@@ -118,18 +118,20 @@ int run_plan(const plan_options& o) {
   return 0;
 }
 
+void declare_plan(CLI::App& sub, plan_options& o) {
+  sub.add_option("model", o.model, "ONNX model file")->required();
+  sub.add_flag("--json", o.json, "Print one JSON object (with every tensor's offset) instead of text");
+  sub.add_flag("--include-io", o.include_io, "Plan graph inputs and outputs too");
+  sub.add_flag("--no-in-place", o.no_in_place, "Never let an elementwise or view output reuse its input's bytes");
+  sub.add_option("--alignment", o.alignment, "Alignment of every offset in bytes, a power of two (default 64)");
+}
+
 }  // namespace
 
 command add_plan(CLI::App& app) {
-  auto* sub = app.add_subcommand(
-      "plan", "Plan one arena for a model's intermediate tensors; report arena, naive and lower-bound bytes");
-  auto o = std::make_shared<plan_options>();
-  sub->add_option("model", o->model, "ONNX model file")->required();
-  sub->add_flag("--json", o->json, "Print one JSON object (with every tensor's offset) instead of text");
-  sub->add_flag("--include-io", o->include_io, "Plan graph inputs and outputs too");
-  sub->add_flag("--no-in-place", o->no_in_place, "Never let an elementwise or view output reuse its input's bytes");
-  sub->add_option("--alignment", o->alignment, "Alignment of every offset in bytes, a power of two (default 64)");
-  return {sub, [o] { return run_plan(*o); }};
+  return make_command(app, "plan",
+                      "Plan one arena for a model's intermediate tensors; report arena, naive and lower-bound bytes",
+                      declare_plan, run_plan);
 }
 
 }  // namespace inferopt::cli

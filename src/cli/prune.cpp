@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "inferopt/core/atomic_file.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
@@ -40,8 +39,6 @@ struct prune_cli_options {
   bool explain = false;
   std::string report;
 };
-
-ir::model copy_of(const ir::model& m) { return ir::parse_model(ir::serialize_model(m)); }
 
 std::string ratio_text(std::int64_t after, std::int64_t before) {
   std::ostringstream os;
@@ -87,11 +84,8 @@ std::string percent(double x) {
   return os.str();
 }
 
-int run_prune(const prune_cli_options& o) {
-  std::error_code ec;
-  if (fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec)) {
-    throw error(errc::invalid_argument, o.output + ": output would overwrite the input");
-  }
+/// The library's options from the command line's. @throws error for unknown names.
+prune::prune_options prune_options_of(const prune_cli_options& o) {
   prune::prune_options options;
   const auto criterion = prune::parse_criterion(o.criterion);
   if (!criterion) throw error(errc::invalid_argument, "--criterion must be l1, l2, bn, fpgm or random, not '" + o.criterion + "'");
@@ -104,20 +98,10 @@ int run_prune(const prune_cli_options& o) {
   options.selection.round_to = o.round_to;
   options.analysis.ignored_nodes = o.ignore;
   options.analysis.ignore_defaults = !o.no_default_ignores;
-  if (!o.eval_dir.empty() && o.calib_dir.empty()) throw error(errc::invalid_argument, "--eval-dir needs --calib-dir");
-  // Fail on an unwritable output or report before spending time on the model.
-  { atomic_file probe(o.output); }
-  if (!o.report.empty()) { atomic_file probe(o.report); }
+  return options;
+}
 
-  ir::model m = load_checked(o.input);
-  const ir::model original = copy_of(m);
-  if (o.explain) {
-    (void)ir::infer_shapes(m);
-    std::cout << prune::explain(prune::analyze_channels(m, options.analysis));
-  }
-  const prune::prune_summary s = prune::prune_model(m, options);
-  ir::verify(m.graph());
-
+void print_summary(const prune_cli_options& o, const prune::prune_summary& s) {
   std::cout << "prune: ratio " << o.ratio << (o.global ? " (global)" : " (per group)") << ", criterion " << o.criterion
             << ", round-to " << o.round_to << "\n";
   print_layers(s);
@@ -126,68 +110,92 @@ int run_prune(const prune_cli_options& o) {
   std::cout << "params " << human_count(s.params_before) << " -> " << human_count(s.params_after) << " ("
             << ratio_text(s.params_after, s.params_before) << "), MACs " << human_count(s.macs_before) << " -> "
             << human_count(s.macs_after) << " (" << ratio_text(s.macs_after, s.macs_before) << ")\n";
+}
 
+nlohmann::json report_json(const prune_cli_options& o, const prune::prune_summary& s) {
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : s.layers) {
     layers.push_back({{"node", l.before.node}, {"op", l.before.op}, {"before", to_json(l.before)}, {"after", to_json(l.after)}});
   }
-  nlohmann::json report{{"model", o.input},
-                        {"output", o.output},
-                        {"ratio", o.ratio},
-                        {"criterion", o.criterion},
-                        {"reduction", o.reduction},
-                        {"global", o.global},
-                        {"round_to", o.round_to},
-                        {"groups", s.groups},
-                        {"prunable_groups", s.prunable_groups},
-                        {"prunable_channels", s.prunable_units},
-                        {"removed_channels", s.removed_units},
-                        {"cut_sites", s.applied.cut_sites},
-                        {"params", {{"before", s.params_before}, {"after", s.params_after}}},
-                        {"macs", {{"before", s.macs_before}, {"after", s.macs_after}}},
-                        {"layers", layers}};
+  return {{"model", o.input},
+          {"output", o.output},
+          {"ratio", o.ratio},
+          {"criterion", o.criterion},
+          {"reduction", o.reduction},
+          {"global", o.global},
+          {"round_to", o.round_to},
+          {"groups", s.groups},
+          {"prunable_groups", s.prunable_groups},
+          {"prunable_channels", s.prunable_units},
+          {"removed_channels", s.removed_units},
+          {"cut_sites", s.applied.cut_sites},
+          {"params", {{"before", s.params_before}, {"after", s.params_after}}},
+          {"macs", {{"before", s.macs_before}, {"after", s.macs_after}}},
+          {"layers", layers}};
+}
 
-  if (!o.calib_dir.empty()) {
-    runtime::session probe(original, {.threads = 1});
-    const std::vector<runtime::tensor_map> calibration = batches_from_dir(probe, o.calib_dir);
-    const std::vector<runtime::tensor_map> evaluation =
-        o.eval_dir.empty() ? calibration : batches_from_dir(probe, o.eval_dir);
-    const nlohmann::json without = agreement(original, m, evaluation);
-    const prune::bn_recalibration_result r = prune::recalibrate_batch_norm(m, calibration);
-    const nlohmann::json with = agreement(original, m, evaluation);
-    std::cout << "BatchNormalization recalibration: " << r.layers << " layer(s) from " << r.batches << " batch(es)\n";
-    std::cout << "top-1 agreement with the unpruned model on the " << (o.eval_dir.empty() ? "calibration" : "evaluation")
-              << " batches: " << percent(without["top1_agreement"]) << " without recalibration, "
-              << percent(with["top1_agreement"]) << " with\n";
-    report["bn_recalibration"] = {{"layers", r.layers}, {"batches", r.batches}, {"without", without}, {"with", with}};
+/// --calib-dir: recalibrates the pruned model's BatchNormalization and reports the
+/// agreement with `original` of the model without and with it.
+nlohmann::json recalibrate(const prune_cli_options& o, const ir::model& original, ir::model& m) {
+  runtime::session probe(original, {.threads = 1});
+  const std::vector<runtime::tensor_map> calibration = batches_from_dir(probe, o.calib_dir);
+  const std::vector<runtime::tensor_map> evaluation =
+      o.eval_dir.empty() ? calibration : batches_from_dir(probe, o.eval_dir);
+  const nlohmann::json without = agreement(original, m, evaluation);
+  const prune::bn_recalibration_result r = prune::recalibrate_batch_norm(m, calibration);
+  const nlohmann::json with = agreement(original, m, evaluation);
+  std::cout << "BatchNormalization recalibration: " << r.layers << " layer(s) from " << r.batches << " batch(es)\n";
+  std::cout << "top-1 agreement with the unpruned model on the " << (o.eval_dir.empty() ? "calibration" : "evaluation")
+            << " batches: " << percent(without["top1_agreement"]) << " without recalibration, "
+            << percent(with["top1_agreement"]) << " with\n";
+  return {{"layers", r.layers}, {"batches", r.batches}, {"without", without}, {"with", with}};
+}
+
+int run_prune(const prune_cli_options& o) {
+  refuse_overwrite(o.input, o.output);
+  const prune::prune_options options = prune_options_of(o);
+  if (!o.eval_dir.empty() && o.calib_dir.empty()) throw error(errc::invalid_argument, "--eval-dir needs --calib-dir");
+  probe_writable({o.output, o.report});
+
+  ir::model m = load_checked(o.input);
+  const ir::model original = m.clone();
+  if (o.explain) {
+    (void)ir::infer_shapes(m);
+    std::cout << prune::explain(prune::analyze_channels(m, options.analysis));
   }
-  if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
+  const prune::prune_summary s = prune::prune_model(m, options);
+  ir::verify(m.graph());
+  print_summary(o, s);
+  nlohmann::json report = report_json(o, s);
+  if (!o.calib_dir.empty()) report["bn_recalibration"] = recalibrate(o, original, m);
+  write_report(o.report, report);
   save_and_announce(m, o.output);
   return 0;
+}
+
+void declare_prune(CLI::App& sub, prune_cli_options& o) {
+  add_model_and_output(sub, o.input, o.output);
+  sub.add_option("--ratio", o.ratio, "Share of channels to remove, in [0, 1) (default 0.3)");
+  sub.add_option("--criterion", o.criterion, "Importance: l1, l2, bn (|gamma|), fpgm or random (default l1)");
+  sub.add_option("--reduction", o.reduction, "How coupled channels' scores combine: mean, sum or max (default mean)");
+  sub.add_flag("--global", o.global, "Rank channels across all layers instead of the same ratio per layer");
+  sub.add_option("--max-layer-ratio", o.max_layer_ratio, "With --global: most any layer may lose (default 0.9)");
+  sub.add_option("--round-to", o.round_to, "Kept channel counts stay multiples of this (default 8)");
+  sub.add_option("--ignore", o.ignore, "A node whose output channels must stay (repeatable)");
+  sub.add_flag("--no-default-ignores", o.no_default_ignores, "Also prune the first conv and the last layer");
+  sub.add_option("--seed", o.seed, "Seed of --criterion random (default 0)");
+  sub.add_option("--calib-dir", o.calib_dir,
+                 "Calibration batches (test-data subfolders or one .pb per batch): recalibrate BatchNormalization");
+  sub.add_option("--eval-dir", o.eval_dir, "Batches to measure agreement on (default: the calibration batches)");
+  sub.add_flag("--explain", o.explain, "Print every channel group: sources, cut sites, why pinned");
+  sub.add_option("--report", o.report, "Write a JSON report (per layer params/MACs before and after, agreement)");
 }
 
 }  // namespace
 
 command add_prune(CLI::App& app) {
-  auto* sub = app.add_subcommand("prune", "Remove whole channels (structured pruning; changes numbers)");
-  auto o = std::make_shared<prune_cli_options>();
-  sub->add_option("model", o->input, "Input ONNX model")->required();
-  sub->add_option("-o,--output", o->output, "Output ONNX model")->required();
-  sub->add_option("--ratio", o->ratio, "Share of channels to remove, in [0, 1) (default 0.3)");
-  sub->add_option("--criterion", o->criterion, "Importance: l1, l2, bn (|gamma|), fpgm or random (default l1)");
-  sub->add_option("--reduction", o->reduction, "How coupled channels' scores combine: mean, sum or max (default mean)");
-  sub->add_flag("--global", o->global, "Rank channels across all layers instead of the same ratio per layer");
-  sub->add_option("--max-layer-ratio", o->max_layer_ratio, "With --global: most any layer may lose (default 0.9)");
-  sub->add_option("--round-to", o->round_to, "Kept channel counts stay multiples of this (default 8)");
-  sub->add_option("--ignore", o->ignore, "A node whose output channels must stay (repeatable)");
-  sub->add_flag("--no-default-ignores", o->no_default_ignores, "Also prune the first conv and the last layer");
-  sub->add_option("--seed", o->seed, "Seed of --criterion random (default 0)");
-  sub->add_option("--calib-dir", o->calib_dir,
-                  "Calibration batches (test-data subfolders or one .pb per batch): recalibrate BatchNormalization");
-  sub->add_option("--eval-dir", o->eval_dir, "Batches to measure agreement on (default: the calibration batches)");
-  sub->add_flag("--explain", o->explain, "Print every channel group: sources, cut sites, why pinned");
-  sub->add_option("--report", o->report, "Write a JSON report (per layer params/MACs before and after, agreement)");
-  return {sub, [o] { return run_prune(*o); }};
+  return make_command(app, "prune", "Remove whole channels (structured pruning; changes numbers)", declare_prune,
+                      run_prune);
 }
 
 }  // namespace inferopt::cli

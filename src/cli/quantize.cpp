@@ -3,6 +3,8 @@
 // back to float where top-1 agreement would drop under the budget.
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -11,12 +13,8 @@
 #include "commands.hpp"
 #include "inferopt/builtin.hpp"
 #include "inferopt/core/atomic_file.hpp"
-#include "inferopt/ir/serialize.hpp"
-#include "inferopt/ir/verify.hpp"
 #include "inferopt/pass.hpp"
-#include "inferopt/quant/calibrate.hpp"
-#include "inferopt/quant/qdq.hpp"
-#include "inferopt/quant/quantization_error.hpp"
+#include "inferopt/quant/quantize_model.hpp"
 #include "inferopt/quant/range_json.hpp"
 #include "inferopt/quant/trt_calibration_cache.hpp"
 #include "inferopt/runtime/inputs.hpp"
@@ -26,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct quantize_options {
+struct quantize_cli_options {
   std::string input;
   std::string output;
   std::string calib_dir;
@@ -71,94 +69,81 @@ void prepare(ir::model& m, int level) {
   (void)manager.run(p, m);
 }
 
-int run_quantize(const quantize_options& o) {
-  if (fs::exists(o.output) && fs::equivalent(o.input, o.output)) {
-    throw error(errc::invalid_argument, o.output + ": output would overwrite the input");
-  }
+/// The checks that need no model, and a probe of every file to write, before time is spent.
+void check_arguments(const quantize_cli_options& o) {
+  refuse_overwrite(o.input, o.output);
   if (o.calib_dir.empty() == (o.calib_random <= 0) && o.merge_states.empty()) {
     throw error(errc::invalid_argument, "give --calib-dir DIR or --calib-random N (or --merge-state files)");
   }
-  { atomic_file probe(o.output); }
-  for (const std::string& extra : {o.trt_cache, o.ranges, o.report, o.save_state}) {
-    if (!extra.empty()) { atomic_file probe(extra); }
-  }
+  probe_writable({o.output, o.trt_cache, o.ranges, o.report, o.save_state});
+}
 
-  ir::model m = load_checked(o.input);
-  prepare(m, o.level);
-  const ir::model float_model = ir::parse_model(ir::serialize_model(m));
-  runtime::session probe(m, runtime::session_options{.threads = 1});
+/// The batches and saved states the options name, read before calibration starts.
+struct quantize_inputs {
+  std::vector<runtime::tensor_map> calibration;
+  std::vector<quant::calibration_state> shards;
+  std::vector<runtime::tensor_map> validation;  // empty: the library's default
+};
 
-  std::vector<runtime::tensor_map> batches;
-  if (!o.calib_dir.empty()) batches = batches_from_dir(probe, o.calib_dir);
-  for (int k = 0; k < o.calib_random; ++k) batches.push_back(runtime::random_inputs(probe, o.seed + k));
+quantize_inputs read_inputs(const quantize_cli_options& o, const runtime::session& probe) {
+  quantize_inputs in;
+  if (!o.calib_dir.empty()) in.calibration = batches_from_dir(probe, o.calib_dir);
+  for (int k = 0; k < o.calib_random; ++k) in.calibration.push_back(runtime::random_inputs(probe, o.seed + k));
+  for (const std::string& path : o.merge_states) in.shards.push_back(quant::calibration_state::parse(read_binary(path)));
+  if (!o.validation_dir.empty()) in.validation = batches_from_dir(probe, o.validation_dir);
+  return in;
+}
 
-  quant::calibrate_options calib;
-  calib.calibrator.method = quant::parse_calibration_method(o.method);
-  calib.calibrator.percentile = o.percentile;
-  calib.calibrator.symmetric = o.activation == "s8";
-  calib.threads = o.threads;
-  calib.on_progress = [](std::size_t done, std::size_t total) {
-    print_progress(static_cast<std::int64_t>(done), static_cast<std::int64_t>(total));
-  };
-  quant::calibration_state state;
-  quant::range_table ranges;
-  if (!batches.empty()) {
-    std::cout << "calibrating on " << batches.size() << " batch(es), method " << o.method << "\n";
-    quant::calibration_result calibrated = quant::calibrate(m, batches, calib);
-    state = std::move(calibrated.state);
-    ranges = std::move(calibrated.ranges);
-  }
-  for (const std::string& path : o.merge_states) state.merge(quant::calibration_state::parse(read_binary(path)));
-  if (!o.save_state.empty()) write_file_atomically(o.save_state, state.serialize());
-  // Merged shards change the statistics, so their ranges are computed again.
-  if (!o.merge_states.empty()) ranges = quant::compute_ranges(state, calib.calibrator);
-
-  quant::qdq_options q;
-  q.weights = o.per_tensor ? quant::weight_granularity::per_tensor : quant::weight_granularity::per_channel;
-  q.activations = scheme_of(o.activation);
-  for (const std::string& e : o.exclude) {
-    // An op type starts with a capital letter (Conv, Gemm); anything else names a node.
+/// `--exclude` names: an op type starts with a capital letter (Conv, Gemm); anything else
+/// names a node.
+void add_exclusions(const std::vector<std::string>& names, quant::qdq_options& q) {
+  for (const std::string& e : names) {
     (!e.empty() && std::isupper(static_cast<unsigned char>(e[0])) && e.find_first_of("/:._0123456789") == std::string::npos
          ? q.exclude_op_types
          : q.exclude_nodes)
         .push_back(e);
   }
-  quant::qdq_report qdq;
-  auto quantize_with = [&](const std::vector<std::string>& excluded) {
-    ir::model copy = ir::parse_model(ir::serialize_model(float_model));
-    quant::qdq_options with = q;
-    with.exclude_nodes.insert(with.exclude_nodes.end(), excluded.begin(), excluded.end());
-    qdq = quant::quantize_qdq(copy, ranges, with);
-    return copy;
+}
+
+quant::quantize_options library_options(const quantize_cli_options& o, const quantize_inputs& in) {
+  quant::quantize_options q;
+  q.calibration.calibrator.method = quant::parse_calibration_method(o.method);
+  q.calibration.calibrator.percentile = o.percentile;
+  q.calibration.calibrator.symmetric = o.activation == "s8";
+  q.calibration.threads = o.threads;
+  q.calibration.on_progress = [](std::size_t done, std::size_t total) {
+    print_progress(static_cast<std::int64_t>(done), static_cast<std::int64_t>(total));
   };
+  q.calibration_batches = in.calibration;
+  q.merge_states = in.shards;
+  if (!o.save_state.empty()) {
+    q.on_calibrated = [path = o.save_state](const quant::calibration_state& s) { write_file_atomically(path, s.serialize()); };
+  }
+  q.qdq.weights = o.per_tensor ? quant::weight_granularity::per_tensor : quant::weight_granularity::per_channel;
+  q.qdq.activations = scheme_of(o.activation);
+  add_exclusions(o.exclude, q.qdq);
+  q.fallback.min_top1_agreement = o.no_fallback ? 0.0 : o.min_agreement;
+  q.validation_batches = in.validation;
+  q.seed = o.seed;
+  return q;
+}
 
-  // SQNR and the fallback run both models per batch: a few calibration batches suffice
-  // unless the user names a validation set.
-  constexpr std::size_t default_validation_batches = 8;
-  std::vector<runtime::tensor_map> validation =
-      o.validation_dir.empty()
-          ? std::vector<runtime::tensor_map>(batches.begin(),
-                                             batches.begin() + static_cast<std::ptrdiff_t>(std::min(batches.size(), default_validation_batches)))
-          : batches_from_dir(probe, o.validation_dir);
-  if (validation.empty()) validation.push_back(runtime::random_inputs(probe, o.seed));
-  quant::fallback_options budget;
-  budget.min_top1_agreement = o.no_fallback ? 0.0 : o.min_agreement;
-  quant::fallback_result fallback = quant::fall_back_to_float(float_model, quantize_with, validation, budget);
-  ir::model out = std::move(fallback.quantized);  // `qdq` describes it: it was built last
-  ir::verify(out.graph());
-
+void print_qdq(const quant::qdq_report& qdq, bool per_channel) {
   std::cout << "quantized " << qdq.nodes_quantized << " nodes (" << qdq.activations_quantized << " activations, "
-            << qdq.weights_quantized << " weights " << (q.weights == quant::weight_granularity::per_channel && !qdq.per_tensor_fallback ? "per channel" : "per tensor")
+            << qdq.weights_quantized << " weights " << (per_channel && !qdq.per_tensor_fallback ? "per channel" : "per tensor")
             << ", " << qdq.biases_quantized << " int32 biases); opset " << qdq.opset
             << (qdq.opset_raised ? " (raised for per-axis scales)" : "") << "\n";
   for (const std::string& line : qdq.skipped) std::cout << "  left in float: " << line << "\n";
-  const quant::quantization_error& err = fallback.final_error;
+}
+
+void print_error(const quantize_cli_options& o, const quant::quantize_result& r) {
+  const quant::quantization_error& err = r.error;
   std::cout << "top-1 agreement with float: " << std::fixed << std::setprecision(2) << 100.0 * err.top1_agreement
             << "% on " << err.samples << " sample(s)" << (o.no_fallback ? "" : ", budget " + std::to_string(o.min_agreement * 100).substr(0, 5) + "%")
-            << (fallback.budget_met || o.no_fallback ? "" : " (NOT met)") << "\n";
-  if (!fallback.excluded_nodes.empty()) {
+            << (r.budget_met || o.no_fallback ? "" : " (NOT met)") << "\n";
+  if (!r.fallback_nodes.empty()) {
     std::cout << "fallback to float (worst SQNR first):";
-    for (const std::string& n : fallback.excluded_nodes) std::cout << " " << n;
+    for (const std::string& n : r.fallback_nodes) std::cout << " " << n;
     std::cout << "\n";
   }
   std::vector<const quant::tensor_sqnr*> worst;
@@ -169,38 +154,82 @@ int run_quantize(const quantize_options& o) {
     std::cout << " " << worst[k]->name << " " << std::setprecision(1) << worst[k]->sqnr_db;
   }
   std::cout << std::defaultfloat << "\n";
+}
 
-  save_and_announce(out, o.output);
+nlohmann::json report_json(const quantize_cli_options& o, const quant::quantize_result& r, std::size_t batches) {
+  nlohmann::json sqnr = nlohmann::json::array();
+  for (const auto& t : r.error.tensors) {
+    sqnr.push_back({{"tensor", t.name}, {"node", t.producer}, {"op", t.producer_op},
+                    {"sqnr_db", std::isfinite(t.sqnr_db) ? nlohmann::json(t.sqnr_db) : nlohmann::json(nullptr)}});
+  }
+  return {{"model", o.input},
+          {"output", o.output},
+          {"method", o.method},
+          {"batches", batches},
+          {"nodes_quantized", r.qdq.nodes_quantized},
+          {"activations_quantized", r.qdq.activations_quantized},
+          {"weights_quantized", r.qdq.weights_quantized},
+          {"biases_quantized", r.qdq.biases_quantized},
+          {"left_in_float", r.qdq.skipped},
+          {"fallback_nodes", r.fallback_nodes},
+          {"top1_agreement", r.error.top1_agreement},
+          {"samples", r.error.samples},
+          {"sqnr", sqnr}};
+}
+
+/// The TensorRT cache, the range table and the report, each when asked for.
+void write_extras(const quantize_cli_options& o, const quant::quantize_result& r, quant::activation_scheme scheme,
+                  std::size_t batches) {
   if (!o.trt_cache.empty()) {
-    quant::write_trt_calibration_cache(ranges, o.trt_cache);
-    std::cout << "wrote " << o.trt_cache << " (TensorRT calibration cache, " << ranges.size() << " tensors)\n";
+    quant::write_trt_calibration_cache(r.ranges, o.trt_cache);
+    std::cout << "wrote " << o.trt_cache << " (TensorRT calibration cache, " << r.ranges.size() << " tensors)\n";
   }
   if (!o.ranges.empty()) {
-    quant::write_range_json(ranges, q.activations, o.ranges);
-    std::cout << "wrote " << o.ranges << " (" << ranges.size() << " tensor ranges)\n";
+    quant::write_range_json(r.ranges, scheme, o.ranges);
+    std::cout << "wrote " << o.ranges << " (" << r.ranges.size() << " tensor ranges)\n";
   }
-  if (!o.report.empty()) {
-    nlohmann::json sqnr = nlohmann::json::array();
-    for (const auto& t : err.tensors) {
-      sqnr.push_back({{"tensor", t.name}, {"node", t.producer}, {"op", t.producer_op},
-                      {"sqnr_db", std::isfinite(t.sqnr_db) ? nlohmann::json(t.sqnr_db) : nlohmann::json(nullptr)}});
-    }
-    nlohmann::json j = {{"model", o.input},
-                        {"output", o.output},
-                        {"method", o.method},
-                        {"batches", batches.size()},
-                        {"nodes_quantized", qdq.nodes_quantized},
-                        {"activations_quantized", qdq.activations_quantized},
-                        {"weights_quantized", qdq.weights_quantized},
-                        {"biases_quantized", qdq.biases_quantized},
-                        {"left_in_float", qdq.skipped},
-                        {"fallback_nodes", fallback.excluded_nodes},
-                        {"top1_agreement", err.top1_agreement},
-                        {"samples", err.samples},
-                        {"sqnr", sqnr}};
-    write_file_atomically(o.report, j.dump(2) + "\n");
+  if (!o.report.empty()) write_report(o.report, report_json(o, r, batches));
+}
+
+int run_quantize(const quantize_cli_options& o) {
+  check_arguments(o);
+  ir::model m = load_checked(o.input);
+  prepare(m, o.level);
+  const runtime::session probe(m, runtime::session_options{.threads = 1});
+  const quantize_inputs in = read_inputs(o, probe);
+  const quant::quantize_options options = library_options(o, in);
+  if (!in.calibration.empty()) {
+    std::cout << "calibrating on " << in.calibration.size() << " batch(es), method " << o.method << "\n";
   }
+  const quant::quantize_result r = quant::quantize_model(m, options);
+  print_qdq(r.qdq, options.qdq.weights == quant::weight_granularity::per_channel);
+  print_error(o, r);
+  save_and_announce(m, o.output);
+  write_extras(o, r, options.qdq.activations, in.calibration.size());
   return 0;
+}
+
+void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
+  add_model_and_output(sub, o.input, o.output, "Input float ONNX model", "Output QDQ model");
+  sub.add_option("--calib-dir", o.calib_dir, "Calibration batches: test-data subfolders or one .pb per batch");
+  sub.add_option("--calib-random", o.calib_random, "Calibrate on N seeded random batches");
+  sub.add_option("--seed", o.seed, "Seed for --calib-random (default 0)");
+  sub.add_option("--method", o.method, "minmax | percentile | entropy | mse (default entropy)");
+  sub.add_option("--percentile", o.percentile, "Percentile kept by --method percentile (default 99.99)");
+  sub.add_flag("--per-channel", [&o](std::int64_t) { o.per_tensor = false; }, "Per-channel weight scales (default)");
+  sub.add_flag("--per-tensor", o.per_tensor, "One scale per weight tensor");
+  sub.add_option("--activation", o.activation, "s8 (int8 symmetric, default) or u8 (uint8 asymmetric)");
+  sub.add_option("--exclude", o.exclude, "Node name or op type to leave in float (repeatable)")->delimiter(',');
+  sub.add_option("--trt-cache", o.trt_cache, "Also write a TensorRT calibration cache");
+  sub.add_option("--ranges", o.ranges, "Also write the per-tensor ranges and scales as JSON");
+  sub.add_option("--report", o.report, "Write a JSON report (SQNR per tensor, fallback, agreement)");
+  sub.add_option("--save-state", o.save_state, "Save the calibration state (histograms) to merge later");
+  sub.add_option("--merge-state", o.merge_states, "Merge a saved calibration state (repeatable; shards)");
+  sub.add_option("--validation-dir", o.validation_dir, "Batches for SQNR and the fallback (default: the first 8 calibration batches)");
+  sub.add_option("--min-agreement", o.min_agreement, "Top-1 agreement budget for the fallback (default 0.99)");
+  sub.add_flag("--no-fallback", o.no_fallback, "Keep every quantizable node quantized");
+  sub.add_option("-O", o.level, "Optimize the float model first at this level, 0..2 (default 2)")->check(CLI::Range(0, 2));
+  sub.add_option("--threads", o.threads, "Calibration threads (default: all cores)");
 }
 
 }  // namespace
@@ -226,30 +255,8 @@ std::vector<runtime::tensor_map> batches_from_dir(const runtime::session& s, con
 }
 
 command add_quantize(CLI::App& app) {
-  auto* sub = app.add_subcommand("quantize", "Calibrate, insert INT8 QuantizeLinear/DequantizeLinear (QDQ), report SQNR");
-  auto o = std::make_shared<quantize_options>();
-  sub->add_option("model", o->input, "Input float ONNX model")->required();
-  sub->add_option("-o,--output", o->output, "Output QDQ model")->required();
-  sub->add_option("--calib-dir", o->calib_dir, "Calibration batches: test-data subfolders or one .pb per batch");
-  sub->add_option("--calib-random", o->calib_random, "Calibrate on N seeded random batches");
-  sub->add_option("--seed", o->seed, "Seed for --calib-random (default 0)");
-  sub->add_option("--method", o->method, "minmax | percentile | entropy | mse (default entropy)");
-  sub->add_option("--percentile", o->percentile, "Percentile kept by --method percentile (default 99.99)");
-  sub->add_flag("--per-channel", [o](std::int64_t) { o->per_tensor = false; }, "Per-channel weight scales (default)");
-  sub->add_flag("--per-tensor", o->per_tensor, "One scale per weight tensor");
-  sub->add_option("--activation", o->activation, "s8 (int8 symmetric, default) or u8 (uint8 asymmetric)");
-  sub->add_option("--exclude", o->exclude, "Node name or op type to leave in float (repeatable)")->delimiter(',');
-  sub->add_option("--trt-cache", o->trt_cache, "Also write a TensorRT calibration cache");
-  sub->add_option("--ranges", o->ranges, "Also write the per-tensor ranges and scales as JSON");
-  sub->add_option("--report", o->report, "Write a JSON report (SQNR per tensor, fallback, agreement)");
-  sub->add_option("--save-state", o->save_state, "Save the calibration state (histograms) to merge later");
-  sub->add_option("--merge-state", o->merge_states, "Merge a saved calibration state (repeatable; shards)");
-  sub->add_option("--validation-dir", o->validation_dir, "Batches for SQNR and the fallback (default: the first 8 calibration batches)");
-  sub->add_option("--min-agreement", o->min_agreement, "Top-1 agreement budget for the fallback (default 0.99)");
-  sub->add_flag("--no-fallback", o->no_fallback, "Keep every quantizable node quantized");
-  sub->add_option("-O", o->level, "Optimize the float model first at this level, 0..2 (default 2)")->check(CLI::Range(0, 2));
-  sub->add_option("--threads", o->threads, "Calibration threads (default: all cores)");
-  return {sub, [o] { return run_quantize(*o); }};
+  return make_command(app, "quantize", "Calibrate, insert INT8 QuantizeLinear/DequantizeLinear (QDQ), report SQNR",
+                      declare_quantize, run_quantize);
 }
 
 }  // namespace inferopt::cli

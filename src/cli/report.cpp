@@ -21,10 +21,7 @@ ir::model load_checked(const std::filesystem::path& path) {
 }
 
 ir::model_statistics statistics_of(const ir::model& m) {
-  ir::model copy;
-  copy.ir_version = m.ir_version;
-  copy.opsets = m.opsets;
-  copy.replace_graph(m.graph().clone());
+  ir::model copy = m.clone();
   (void)ir::infer_shapes(copy);
   return ir::compute_statistics(copy);
 }

@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "inferopt/core/atomic_file.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
 #include "inferopt/pass.hpp"
@@ -99,27 +98,10 @@ nlohmann::json report_json(const sparsify_cli_options& o, const sparse::sparsify
           {"nodes", nodes}};
 }
 
-int run_sparsify(const sparsify_cli_options& o) {
-  if (!o.dry_run && o.output.empty()) throw error(errc::invalid_argument, "give -o OUT, or --dry-run to write nothing");
-  std::error_code ec;
-  if (!o.output.empty() && fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec)) {
-    throw error(errc::invalid_argument, o.output + ": output would overwrite the input");
-  }
-  // The pass checks and keeps the options, so the plan and the rewrite read the same ones.
-  auto pass = std::make_unique<sparse::sparsify_blocks>();
-  pass->set_option("block", o.block);
-  pass->set_option("sparsity", o.sparsity);
-  pass->set_option("min-size", o.min_size);
-  pass->set_option("norm", o.norm);
-  const sparse::sparsify_options settings = pass->settings();
-  // Fail on an unwritable output or report before spending time on the model.
-  if (!o.dry_run) { atomic_file probe(o.output); }
-  if (!o.report.empty()) { atomic_file probe(o.report); }
-
-  ir::model m = load_checked(o.input);
-  const std::string isa = runtime::dense_gemm_isa();
-  const std::vector<sparse::sparsify_candidate> plan =
-      sparse::plan_sparsify(m, settings, sparse::dense_baseline_from(isa));
+/// Prints the settings, the table and the counts of the plan; returns how many products it
+/// rewrites.
+std::int64_t print_plan(const sparsify_cli_options& o, const sparse::sparsify_options& settings, const std::string& isa,
+                        const std::vector<sparse::sparsify_candidate>& plan) {
   std::map<std::string, int> declined;
   std::int64_t rewrites = 0, products = 0;
   for (const auto& c : plan) {
@@ -144,14 +126,12 @@ int run_sparsify(const sparsify_cli_options& o) {
               << (sparse::dense_baseline_from(isa) == sparse::dense_baseline::avx512 ? "AVX-512" : "AVX2")
               << " (the executor's here: " << isa << "); a model, not a measurement (see `inferopt bench`)\n";
   }
+  return rewrites;
+}
 
-  nlohmann::json report = report_json(o, settings, isa, plan);
-  if (o.dry_run) {
-    if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
-    std::cout << "dry run: no model written\n";
-    return 0;
-  }
-
+/// Runs the pass (verified) and checks it rewrote what the plan said; adds the statistics
+/// and counters to the report.
+void rewrite(std::unique_ptr<sparse::sparsify_blocks> pass, ir::model& m, std::int64_t rewrites, nlohmann::json& report) {
   const ir::model_statistics before = statistics_of(m);
   pipeline p;
   p.steps.emplace_back().single = std::move(pass);
@@ -169,27 +149,55 @@ int run_sparsify(const sparsify_cli_options& o) {
   report["before"] = to_json(before);
   report["after"] = to_json(after);
   report["counters"] = r.passes[0].counters;
-  if (!o.report.empty()) write_file_atomically(o.report, report.dump(2) + "\n");
+}
+
+int run_sparsify(const sparsify_cli_options& o) {
+  if (!o.dry_run && o.output.empty()) throw error(errc::invalid_argument, "give -o OUT, or --dry-run to write nothing");
+  if (!o.output.empty()) refuse_overwrite(o.input, o.output);
+  // The pass checks and keeps the options, so the plan and the rewrite read the same ones.
+  auto pass = std::make_unique<sparse::sparsify_blocks>();
+  pass->set_option("block", o.block);
+  pass->set_option("sparsity", o.sparsity);
+  pass->set_option("min-size", o.min_size);
+  pass->set_option("norm", o.norm);
+  const sparse::sparsify_options settings = pass->settings();
+  probe_writable({o.dry_run ? std::string() : o.output, o.report});
+
+  ir::model m = load_checked(o.input);
+  const std::string isa = runtime::dense_gemm_isa();
+  const std::vector<sparse::sparsify_candidate> plan =
+      sparse::plan_sparsify(m, settings, sparse::dense_baseline_from(isa));
+  const std::int64_t rewrites = print_plan(o, settings, isa, plan);
+  nlohmann::json report = report_json(o, settings, isa, plan);
+  if (o.dry_run) {
+    write_report(o.report, report);
+    std::cout << "dry run: no model written\n";
+    return 0;
+  }
+  rewrite(std::move(pass), m, rewrites, report);
+  write_report(o.report, report);
   save_and_announce(m, o.output);
   return 0;
+}
+
+void declare_sparsify(CLI::App& sub, sparsify_cli_options& o) {
+  sub.add_option("model", o.input, "Input ONNX model")->required();
+  sub.add_option("-o,--output", o.output, "Output ONNX model (not with --dry-run)");
+  sub.add_option("--block", o.block, "Block shape RxC on the weight as used, [K, N], extents 1..64 (default 16x16)");
+  sub.add_option("--sparsity", o.sparsity, "Fraction of each weight's blocks removed, in [0, 1] (default 0.75)");
+  sub.add_option("--min-size", o.min_size, "Skip weights with fewer elements (default 65536)");
+  sub.add_option("--norm", o.norm, "Block magnitude: l1 or l2 (default l2)");
+  sub.add_flag("--dry-run", o.dry_run, "Print what would be rewritten and the predicted speedups; write no model");
+  sub.add_option("--report", o.report, "Write a JSON report (every MatMul/Gemm: shape, blocks, speedup or reason declined)");
 }
 
 }  // namespace
 
 command add_sparsify(CLI::App& app) {
-  auto* sub = app.add_subcommand(
-      "sparsify", "Prune constant MatMul/Gemm weights to block sparsity and run them as inferopt.BlockSparseMatMul "
-                  "(changes numbers)");
-  auto o = std::make_shared<sparsify_cli_options>();
-  sub->add_option("model", o->input, "Input ONNX model")->required();
-  sub->add_option("-o,--output", o->output, "Output ONNX model (not with --dry-run)");
-  sub->add_option("--block", o->block, "Block shape RxC on the weight as used, [K, N], extents 1..64 (default 16x16)");
-  sub->add_option("--sparsity", o->sparsity, "Fraction of each weight's blocks removed, in [0, 1] (default 0.75)");
-  sub->add_option("--min-size", o->min_size, "Skip weights with fewer elements (default 65536)");
-  sub->add_option("--norm", o->norm, "Block magnitude: l1 or l2 (default l2)");
-  sub->add_flag("--dry-run", o->dry_run, "Print what would be rewritten and the predicted speedups; write no model");
-  sub->add_option("--report", o->report, "Write a JSON report (every MatMul/Gemm: shape, blocks, speedup or reason declined)");
-  return {sub, [o] { return run_sparsify(*o); }};
+  return make_command(app, "sparsify",
+                      "Prune constant MatMul/Gemm weights to block sparsity and run them as inferopt.BlockSparseMatMul "
+                      "(changes numbers)",
+                      declare_sparsify, run_sparsify);
 }
 
 }  // namespace inferopt::cli

@@ -152,10 +152,7 @@ statistics_names normalize_with_batch_statistics(ir::graph& g, ir::node* bn, std
 
 /// The private copy: `layers` measure their batch statistics, train-mode nodes use theirs.
 ir::model statistics_model(const ir::model& m, std::vector<layer>& layers) {
-  ir::model copy;
-  copy.ir_version = m.ir_version;
-  copy.opsets = m.opsets;
-  copy.replace_graph(m.graph().clone());
+  ir::model copy = m.clone();
   ir::graph& g = copy.graph();
   const std::int64_t opset = m.opset("").value_or(0);
   if (opset < 5) {

@@ -20,10 +20,7 @@ bool has_weights(const ir::node& n) {
 }  // namespace
 
 std::vector<layer_cost> layer_costs(const ir::model& m) {
-  ir::model copy;
-  copy.ir_version = m.ir_version;
-  copy.opsets = m.opsets;
-  copy.replace_graph(m.graph().clone());
+  ir::model copy = m.clone();
   // MACs are counted per sample: symbolic dims (a batch) count as 1, and intermediate types
   // are inferred again from there.
   for (ir::value* v : copy.graph().values()) {

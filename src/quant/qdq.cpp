@@ -384,28 +384,13 @@ std::map<const ir::node*, std::size_t> positions(const ir::graph& g) {
   return out;
 }
 
-}  // namespace
+// ---- the three steps ------------------------------------------------------------------------
 
-qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_options& options) {
-  qdq_report report;
-  const std::int64_t opset = m.opset("").value_or(0);
-  if (opset < 10) {
-    throw error(errc::unsupported,
-                "quantize-qdq: QuantizeLinear needs opset 10 or later, the model imports opset " + std::to_string(opset));
-  }
-  report.opset = opset;
-  bool per_channel = options.weights == weight_granularity::per_channel;
-  const bool needs_raise = per_channel && opset < 13;
-  if (needs_raise && !can_raise_to_13(m, opset)) {
-    per_channel = false;
-    report.per_tensor_fallback = true;
-  }
-
-  // 1. Decide, node by node, with nothing edited.
-  ir::graph& g = m.graph();
-  const planner pl{m, ranges, options, m.ir_version, per_channel};
+/// 1. Decides, node by node, with nothing edited. `excluded` collects the nodes the options
+/// leave in float, whose inputs later stay float as well.
+std::vector<node_plan> plan_nodes(ir::graph& g, const planner& pl, std::set<const ir::node*>& excluded,
+                                  qdq_report& report) {
   std::vector<node_plan> plans;
-  std::set<const ir::node*> excluded;
   for (ir::node* n : g.node_list()) {
     const bool is_excluded = pl.excluded(*n);
     if (is_excluded) excluded.insert(n);
@@ -423,9 +408,12 @@ qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_optio
     }
     plans.push_back(std::move(p));
   }
-  if (plans.empty()) return report;
+  return plans;
+}
 
-  // 2. Compute every scale, zero point and quantized constant, still with nothing edited.
+/// 2a. Every activation fed through Q/DQ, with its scale and zero point (nothing edited).
+activation_table activations_of(const std::vector<node_plan>& plans, const range_table& ranges,
+                                const qdq_options& options) {
   activation_table acts;
   for (const node_plan& p : plans) {
     std::vector<ir::value*> group;
@@ -448,8 +436,22 @@ qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_optio
       throw error(errc::invalid_argument, "quantize-qdq: tensor '" + e.value->name() + "': " + err.what());
     }
   }
+  return acts;
+}
 
-  constexpr std::size_t none = static_cast<std::size_t>(-1);
+constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+/// The quantized constants of the plans: each weight once per axis, biases per plan.
+struct constant_plan {
+  std::vector<weight_entry> weights;
+  std::vector<std::size_t> weight_of;             // per plan: index into `weights`, or none
+  std::vector<std::optional<bias_entry>> biases;  // per plan
+};
+
+/// 2b. The int8 weights and int32 biases (nothing edited); a bias that cannot be quantized
+/// stays float and is listed in the report.
+constant_plan constants_of(const std::vector<node_plan>& plans, const activation_table& acts, const planner& pl,
+                           qdq_report& report) {
   std::vector<weight_entry> weights;
   std::map<std::pair<const ir::value*, std::int64_t>, std::size_t> weight_index;
   std::vector<std::size_t> weight_of(plans.size(), none);
@@ -473,14 +475,12 @@ qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_optio
       report.skipped.push_back(p.node->describe() + ": bias left in float: " + why);
     }
   }
+  return {std::move(weights), std::move(weight_of), std::move(biases)};
+}
 
-  // 3. Edit.
-  const bool any_axis = std::any_of(weights.begin(), weights.end(), [](const weight_entry& w) { return w.axis != per_tensor; });
-  if (needs_raise && any_axis) {
-    raise_default_opset(m, 13);
-    report.opset = 13;
-    report.opset_raised = true;
-  }
+/// 3a. A Q/DQ pair before the first reader of each activation; the readers move to the DQ.
+void insert_activation_pairs(ir::graph& g, activation_table& acts, const std::set<const ir::node*>& excluded,
+                             qdq_report& report) {
   const std::map<const ir::node*, std::size_t> order = positions(g);
   for (activation_entry& e : acts.entries()) {
     std::vector<ir::use> moved = e.uses;
@@ -504,53 +504,111 @@ qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_optio
     for (const ir::use& u : moved) g.set_input(u.user, u.input_index, dq);
     ++report.activations_quantized;
   }
+}
 
+/// The DequantizeLinear of an int8 weight, added before `front`.
+ir::value* dequantized_weight(ir::graph& g, const weight_entry& we, ir::node* front) {
+  const std::string& base = we.weight->name();
+  const std::vector<std::int64_t> scale_dims =
+      we.axis == per_tensor ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{static_cast<std::int64_t>(we.scales.size())};
+  ir::value* q = add_constant<std::int8_t>(g, base + "_quantized", we.dims, we.values);
+  ir::value* scale = add_constant<float>(g, base + "_scale", scale_dims, we.scales);
+  ir::value* zero = add_constant<std::int8_t>(g, base + "_zero_point", scale_dims, std::vector<std::int8_t>(we.scales.size(), 0));
+  std::vector<ir::attribute> attrs;
+  if (we.axis != per_tensor) attrs.push_back(ir::attribute::make_int("axis", we.axis));
+  return add_single(g, "DequantizeLinear", {q, scale, zero}, base, front,
+                    ir::value_type{true, ir::data_type::float32, ir::shape(we.dims.begin(), we.dims.end())},
+                    std::move(attrs));
+}
+
+/// The DequantizeLinear of an int32 bias replacing `old_bias`, added before `front`.
+ir::value* dequantized_bias(ir::graph& g, const bias_entry& b, const ir::value* old_bias, ir::node* front) {
+  const std::string& base = old_bias->name();
+  const auto count = static_cast<std::int64_t>(b.values.size());
+  const bool per_axis = b.scales.size() > 1;
+  ir::value* q = add_constant<std::int32_t>(g, base + "_quantized", {count}, b.values);
+  ir::value* scale = add_constant<float>(g, base + "_scale", per_axis ? std::vector<std::int64_t>{count} : std::vector<std::int64_t>{}, b.scales);
+  std::vector<ir::attribute> attrs;
+  if (per_axis) attrs.push_back(ir::attribute::make_int("axis", 0));
+  // No zero point: int32 DequantizeLinear defaults it to 0, the only value int8 kernels accept.
+  return add_single(g, "DequantizeLinear", {q, scale}, base, front,
+                    ir::value_type{true, ir::data_type::float32, ir::shape{count}}, std::move(attrs));
+}
+
+/// 3b. Weights and biases behind their DequantizeLinear; returns the float constants replaced.
+std::vector<ir::value*> insert_constants(ir::graph& g, const std::vector<node_plan>& plans, constant_plan& c,
+                                         qdq_report& report) {
   std::vector<ir::value*> replaced;
   for (std::size_t k = 0; k < plans.size(); ++k) {
-    if (weight_of[k] == none) continue;
+    if (c.weight_of[k] == none) continue;
     ir::node* n = plans[k].node;
-    weight_entry& we = weights[weight_of[k]];
+    weight_entry& we = c.weights[c.weight_of[k]];
     ir::node* front = *g.nodes().begin();  // the DQ reads initializers only: any place will do
     if (!we.dequantized) {
-      const std::string& base = we.weight->name();
-      const std::vector<std::int64_t> scale_dims =
-          we.axis == per_tensor ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{static_cast<std::int64_t>(we.scales.size())};
-      ir::value* q = add_constant<std::int8_t>(g, base + "_quantized", we.dims, we.values);
-      ir::value* scale = add_constant<float>(g, base + "_scale", scale_dims, we.scales);
-      ir::value* zero = add_constant<std::int8_t>(g, base + "_zero_point", scale_dims, std::vector<std::int8_t>(we.scales.size(), 0));
-      std::vector<ir::attribute> attrs;
-      if (we.axis != per_tensor) attrs.push_back(ir::attribute::make_int("axis", we.axis));
-      we.dequantized = add_single(g, "DequantizeLinear", {q, scale, zero}, base, front,
-                                  ir::value_type{true, ir::data_type::float32, ir::shape(we.dims.begin(), we.dims.end())},
-                                  std::move(attrs));
+      we.dequantized = dequantized_weight(g, we, front);
       ++report.weights_quantized;
     }
     replaced.push_back(n->input(*plans[k].weight_input));
     g.set_input(n, *plans[k].weight_input, we.dequantized);
 
-    if (!biases[k]) continue;
-    const bias_entry& b = *biases[k];
+    if (!c.biases[k]) continue;
+    const bias_entry& b = *c.biases[k];
     ir::value* old_bias = n->input(b.input);
-    const std::string& base = old_bias->name();
-    const auto count = static_cast<std::int64_t>(b.values.size());
-    const bool per_axis = b.scales.size() > 1;
-    ir::value* q = add_constant<std::int32_t>(g, base + "_quantized", {count}, b.values);
-    ir::value* scale = add_constant<float>(g, base + "_scale", per_axis ? std::vector<std::int64_t>{count} : std::vector<std::int64_t>{}, b.scales);
-    std::vector<ir::attribute> attrs;
-    if (per_axis) attrs.push_back(ir::attribute::make_int("axis", 0));
-    // No zero point: int32 DequantizeLinear defaults it to 0, the only value int8 kernels accept.
-    ir::value* dq = add_single(g, "DequantizeLinear", {q, scale}, base, front,
-                               ir::value_type{true, ir::data_type::float32, ir::shape{count}}, std::move(attrs));
+    ir::value* dq = dequantized_bias(g, b, old_bias, front);
     replaced.push_back(old_bias);
     g.set_input(n, b.input, dq);
     ++report.biases_quantized;
   }
-  // Float weights no node reads any more; shared ones another node still reads stay.
+  return replaced;
+}
+
+/// Float weights no node reads any more; shared ones another node still reads stay.
+void erase_unused(ir::graph& g, const std::vector<ir::value*>& replaced) {
   for (ir::value* v : replaced) {
     if (!v->is_dead() && v->is_initializer() && !v->is_graph_input() && !v->is_graph_output() && !v->has_uses()) {
       g.erase_value(v);
     }
   }
+}
+
+}  // namespace
+
+qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_options& options) {
+  qdq_report report;
+  const std::int64_t opset = m.opset("").value_or(0);
+  if (opset < 10) {
+    throw error(errc::unsupported,
+                "quantize-qdq: QuantizeLinear needs opset 10 or later, the model imports opset " + std::to_string(opset));
+  }
+  report.opset = opset;
+  bool per_channel = options.weights == weight_granularity::per_channel;
+  const bool needs_raise = per_channel && opset < 13;
+  if (needs_raise && !can_raise_to_13(m, opset)) {
+    per_channel = false;
+    report.per_tensor_fallback = true;
+  }
+
+  // 1. Decide, node by node, with nothing edited.
+  ir::graph& g = m.graph();
+  const planner pl{m, ranges, options, m.ir_version, per_channel};
+  std::set<const ir::node*> excluded;
+  const std::vector<node_plan> plans = plan_nodes(g, pl, excluded, report);
+  if (plans.empty()) return report;
+
+  // 2. Compute every scale, zero point and quantized constant, still with nothing edited.
+  activation_table acts = activations_of(plans, ranges, options);
+  constant_plan constants = constants_of(plans, acts, pl, report);
+
+  // 3. Edit.
+  const bool any_axis = std::any_of(constants.weights.begin(), constants.weights.end(),
+                                    [](const weight_entry& w) { return w.axis != per_tensor; });
+  if (needs_raise && any_axis) {
+    raise_default_opset(m, 13);
+    report.opset = 13;
+    report.opset_raised = true;
+  }
+  insert_activation_pairs(g, acts, excluded, report);
+  erase_unused(g, insert_constants(g, plans, constants, report));
   report.nodes_quantized = static_cast<std::int64_t>(plans.size());
   return report;
 }

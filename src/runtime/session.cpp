@@ -74,7 +74,44 @@ session::session(const ir::model& m, session_options options)
 
 session::~session() = default;
 
+namespace {
+
+/// Every unsupported op is reported at once, before anything is built.
+void check_kernels(const ir::graph& g, const kernel_registry& kernels,
+                   const std::map<std::string, std::int64_t>& domain_opsets) {
+  std::vector<std::string> missing;
+  for (ir::node* n : g.nodes()) {
+    auto it = domain_opsets.find(n->is_onnx_domain() ? std::string() : n->domain());
+    const std::int64_t opset = it == domain_opsets.end() ? 0 : it->second;
+    if (!kernels.find(n->domain(), n->op_type(), opset)) {
+      std::string label = opset_label(*n, opset);
+      if (std::find(missing.begin(), missing.end(), label) == missing.end()) missing.push_back(label);
+    }
+  }
+  if (!missing.empty()) {
+    std::string message = "unsupported operator" + std::string(missing.size() > 1 ? "s: " : ": ");
+    for (std::size_t k = 0; k < missing.size(); ++k) message += (k ? ", " : "") + missing[k];
+    throw error(errc::unsupported, message);
+  }
+}
+
+}  // namespace
+
 void session::prepare(const ir::graph& g, const kernel_registry& kernels) {
+  add_slots(g);
+  check_kernels(g, kernels, domain_opsets_);
+  std::vector<std::size_t> last_use = add_steps(g, kernels);
+  std::vector<bool> keep(slots_.size(), false);
+  for (std::size_t s : output_slots_) keep[s] = true;
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (last_use[s] != no_slot && !keep[s] && !is_constant_slot_[s]) steps_[last_use[s]].release_after.push_back(s);
+  }
+  for (std::size_t s = 0; s < slots_.size(); ++s) keep[s] = keep[s] || is_constant_slot_[s];
+  arena_ = std::make_unique<detail::session_arena>(std::move(last_use), std::move(keep));
+  placement_ = std::make_unique<detail::output_placement>();
+}
+
+void session::add_slots(const ir::graph& g) {
   // Slots for every value the main graph defines.
   for (ir::value* v : g.values()) {
     slot_of_[v->name()] = slots_.size();
@@ -93,23 +130,9 @@ void session::prepare(const ir::graph& g, const kernel_registry& kernels) {
     outputs_.push_back(describe(*v));
     output_slots_.push_back(slot_of_.at(v->name()));
   }
+}
 
-  // Every unsupported op is reported at once, before anything is built.
-  std::vector<std::string> missing;
-  for (ir::node* n : g.nodes()) {
-    auto it = domain_opsets_.find(n->is_onnx_domain() ? std::string() : n->domain());
-    const std::int64_t opset = it == domain_opsets_.end() ? 0 : it->second;
-    if (!kernels.find(n->domain(), n->op_type(), opset)) {
-      std::string label = opset_label(*n, opset);
-      if (std::find(missing.begin(), missing.end(), label) == missing.end()) missing.push_back(label);
-    }
-  }
-  if (!missing.empty()) {
-    std::string message = "unsupported operator" + std::string(missing.size() > 1 ? "s: " : ": ");
-    for (std::size_t k = 0; k < missing.size(); ++k) message += (k ? ", " : "") + missing[k];
-    throw error(errc::unsupported, message);
-  }
-
+std::vector<std::size_t> session::add_steps(const ir::graph& g, const kernel_registry& kernels) {
   std::vector<std::size_t> last_use(slots_.size(), no_slot);
   for (ir::node* n : g.nodes()) {
     auto it = domain_opsets_.find(n->is_onnx_domain() ? std::string() : n->domain());
@@ -133,14 +156,7 @@ void session::prepare(const ir::graph& g, const kernel_registry& kernels) {
     for (ir::value* out : n->outputs()) s.outputs.push_back(out ? slot_of_.at(out->name()) : no_slot);
     steps_.push_back(std::move(s));
   }
-  std::vector<bool> keep(slots_.size(), false);
-  for (std::size_t s : output_slots_) keep[s] = true;
-  for (std::size_t s = 0; s < slots_.size(); ++s) {
-    if (last_use[s] != no_slot && !keep[s] && !is_constant_slot_[s]) steps_[last_use[s]].release_after.push_back(s);
-  }
-  for (std::size_t s = 0; s < slots_.size(); ++s) keep[s] = keep[s] || is_constant_slot_[s];
-  arena_ = std::make_unique<detail::session_arena>(std::move(last_use), std::move(keep));
-  placement_ = std::make_unique<detail::output_placement>();
+  return last_use;
 }
 
 memory_plan_info session::memory_plan() const {
@@ -148,34 +164,66 @@ memory_plan_info session::memory_plan() const {
   return {planned_last_run_, s.arena_bytes, s.lower_bound_bytes, s.naive_bytes, s.planned_tensors};
 }
 
-tensor_map session::run(const tensor_map& feeds) {
-  Eigen::setNbThreads(threads_);
+/// What one run keeps from step to step.
+struct session::run_state {
+  bool planned = false;  // outputs go to the arena at the plan's offsets
+  bool tracing = false;  // this run is traced to make a plan
+  std::vector<const tensor*> in_ptrs;  // the current step's inputs (reused by every step)
+  std::vector<tensor> outs;            // the current step's outputs (reused by every step)
+};
+
+namespace {
+
+/// `t` against what the graph declares for the input: type, rank and static dims.
+void check_input(const io_info& declared, const tensor& t) {
+  const std::string& name = declared.name;
+  if (declared.type != data_type::undefined && t.dtype() != declared.type) {
+    throw error(errc::invalid_argument, "input '" + name + "': expected " + std::string(ir::to_string(declared.type)) +
+                                            ", got " + std::string(ir::to_string(t.dtype())));
+  }
+  if (!declared.has_shape) return;
+  if (t.rank() != declared.shape.size()) {
+    throw error(errc::invalid_argument, "input '" + name + "': expected rank " + std::to_string(declared.shape.size()) +
+                                            ", got shape " + to_string(t.shape()));
+  }
+  for (std::size_t d = 0; d < t.rank(); ++d) {
+    if (declared.shape[d].is_static() && declared.shape[d].value() != t.dim(d)) {
+      throw error(errc::invalid_argument, "input '" + name + "': dim " + std::to_string(d) + " must be " +
+                                              std::to_string(declared.shape[d].value()) + ", got " +
+                                              std::to_string(t.dim(d)));
+    }
+  }
+}
+
+/// Runs one kernel; exceptions other than ours become ours, naming the node.
+void compute_node(const ir::node& n, kernel& k, kernel_context& ctx) {
+  try {
+    k.compute(ctx);
+  } catch (const error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw error(errc::invalid_argument, "node " + n.describe() + ": out of memory");
+  } catch (const std::exception& e) {
+    throw error(errc::internal, "node " + n.describe() + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+void session::check_inputs(const tensor_map& feeds) const {
   // Inputs: every name known, types and static dims as declared, required ones present.
   for (const auto& [name, t] : feeds) {
     auto it = std::find_if(inputs_.begin(), inputs_.end(), [&](const io_info& i) { return i.name == name; });
     if (it == inputs_.end()) throw error(errc::invalid_argument, "input '" + name + "' is not an input of the graph");
-    if (it->type != data_type::undefined && t.dtype() != it->type) {
-      throw error(errc::invalid_argument, "input '" + name + "': expected " + std::string(ir::to_string(it->type)) +
-                                              ", got " + std::string(ir::to_string(t.dtype())));
-    }
-    if (it->has_shape) {
-      if (t.rank() != it->shape.size()) {
-        throw error(errc::invalid_argument, "input '" + name + "': expected rank " + std::to_string(it->shape.size()) +
-                                                ", got shape " + to_string(t.shape()));
-      }
-      for (std::size_t d = 0; d < t.rank(); ++d) {
-        if (it->shape[d].is_static() && it->shape[d].value() != t.dim(d)) {
-          throw error(errc::invalid_argument, "input '" + name + "': dim " + std::to_string(d) + " must be " +
-                                                  std::to_string(it->shape[d].value()) + ", got " +
-                                                  std::to_string(t.dim(d)));
-        }
-      }
-    }
-    slots_[slot_of_.at(name)] = t;
+    check_input(*it, t);
   }
   for (const io_info& i : inputs_) {
     if (!i.optional && !feeds.count(i.name)) throw error(errc::invalid_argument, "input '" + i.name + "' is missing");
   }
+}
+
+void session::bind_inputs(const tensor_map& feeds) {
+  for (const auto& [name, t] : feeds) slots_[slot_of_.at(name)] = t;
   // Inputs with a default and no feed use their initializer.
   for (const io_info& i : inputs_) {
     if (i.optional && !feeds.count(i.name)) {
@@ -183,72 +231,82 @@ tensor_map session::run(const tensor_map& feeds) {
       slots_[s] = tensor::from_ir(*graph_->find_value(i.name)->initializer());
     }
   }
+}
 
-  if (profiling_) profile_.clear();
-  detail::buffer_pool& pool = *pool_;
+session::run_state session::begin_run() {
   // A plan exists for these input shapes: use it; else trace this run to make one.
   std::vector<shape_t> input_shapes;
   for (const io_info& i : inputs_) input_shapes.push_back(slots_[slot_of_.at(i.name)].shape());
-  const bool planned = options_.memory_plan && arena_->ready_for(input_shapes);
-  const bool tracing = options_.memory_plan && !planned;
-  if (tracing) arena_->begin_trace(std::move(input_shapes));
+  run_state r;
+  r.planned = options_.memory_plan && arena_->ready_for(input_shapes);
+  r.tracing = options_.memory_plan && !r.planned;
+  if (r.tracing) arena_->begin_trace(std::move(input_shapes));
   detail::output_placement& placement = *placement_;
-  placement.arena = planned ? arena_->base() : nullptr;
-  placement.holder = planned ? arena_->holder() : nullptr;
+  placement.arena = r.planned ? arena_->base() : nullptr;
+  placement.holder = r.planned ? arena_->holder() : nullptr;
   placement.offsets.clear();
   placement.capacities.clear();
   placement.overflowed = false;
-  std::vector<const tensor*> in_ptrs;
-  std::vector<tensor> outs;
-  for (std::size_t step_index = 0; step_index < steps_.size(); ++step_index) {
-    step& s = steps_[step_index];
-    in_ptrs.clear();
-    for (std::size_t k : s.inputs) {
-      const tensor* t = k == no_slot ? nullptr : &slots_[k];
-      if (t && t->empty()) t = nullptr;  // an undefined optional value
-      in_ptrs.push_back(t);
-    }
-    outs.resize(s.outputs.size());
-    for (std::size_t k = 0; k < s.outputs.size(); ++k) {
-      outs[k] = s.outputs[k] == no_slot ? tensor() : std::move(slots_[s.outputs[k]]);
-    }
-    placement.allocated.assign(s.outputs.size(), 0);
-    if (planned) arena_->place(s.outputs, placement);
-    kernel_context ctx(*s.node, in_ptrs, outs, threads_, &pool, options_.memory_plan ? &placement : nullptr);
-    const auto start = std::chrono::steady_clock::now();
-    try {
-      s.run->compute(ctx);
-    } catch (const error&) {
-      throw;
-    } catch (const std::bad_alloc&) {
-      throw error(errc::invalid_argument, "node " + s.node->describe() + ": out of memory");
-    } catch (const std::exception& e) {
-      throw error(errc::internal, "node " + s.node->describe() + ": " + e.what());
-    }
-    if (tracing) arena_->trace_step(step_index, s.inputs, in_ptrs, s.outputs, outs, placement.allocated);
-    if (profiling_) {
-      profile_[s.profile_key] +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    }
-    for (std::size_t k = 0; k < s.outputs.size(); ++k) {
-      if (s.outputs[k] == no_slot) continue;
-      if (outs[k].empty()) {
-        throw error(errc::internal, "node " + s.node->describe() + ": kernel produced no output " + std::to_string(k));
-      }
-      slots_[s.outputs[k]] = std::move(outs[k]);
-      if (options_.on_value) options_.on_value(s.node->outputs()[k]->name(), slots_[s.outputs[k]]);
-    }
-    for (std::size_t k : s.release_after) pool.give(std::move(slots_[k]));
-  }
+  return r;
+}
 
-  planned_last_run_ = planned;
-  if (planned && placement.overflowed) arena_->invalidate();  // some output outgrew its place
-  if (tracing) {
+void session::run_step(std::size_t step_index, run_state& r) {
+  step& s = steps_[step_index];
+  r.in_ptrs.clear();
+  for (std::size_t k : s.inputs) {
+    const tensor* t = k == no_slot ? nullptr : &slots_[k];
+    if (t && t->empty()) t = nullptr;  // an undefined optional value
+    r.in_ptrs.push_back(t);
+  }
+  r.outs.resize(s.outputs.size());
+  for (std::size_t k = 0; k < s.outputs.size(); ++k) {
+    r.outs[k] = s.outputs[k] == no_slot ? tensor() : std::move(slots_[s.outputs[k]]);
+  }
+  detail::output_placement& placement = *placement_;
+  placement.allocated.assign(s.outputs.size(), 0);
+  if (r.planned) arena_->place(s.outputs, placement);
+  kernel_context ctx(*s.node, r.in_ptrs, r.outs, threads_, pool_.get(), options_.memory_plan ? &placement : nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  compute_node(*s.node, *s.run, ctx);
+  if (r.tracing) arena_->trace_step(step_index, s.inputs, r.in_ptrs, s.outputs, r.outs, placement.allocated);
+  if (profiling_) {
+    profile_[s.profile_key] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+  store_outputs(s, r.outs);
+}
+
+void session::store_outputs(const step& s, std::vector<tensor>& outs) {
+  for (std::size_t k = 0; k < s.outputs.size(); ++k) {
+    if (s.outputs[k] == no_slot) continue;
+    if (outs[k].empty()) {
+      throw error(errc::internal, "node " + s.node->describe() + ": kernel produced no output " + std::to_string(k));
+    }
+    slots_[s.outputs[k]] = std::move(outs[k]);
+    if (options_.on_value) options_.on_value(s.node->outputs()[k]->name(), slots_[s.outputs[k]]);
+  }
+  for (std::size_t k : s.release_after) pool_->give(std::move(slots_[k]));
+}
+
+void session::finish_run(const run_state& r) {
+  detail::output_placement& placement = *placement_;
+  planned_last_run_ = r.planned;
+  if (r.planned && placement.overflowed) arena_->invalidate();  // some output outgrew its place
+  if (r.tracing) {
     arena_->finish_trace();
-    pool.clear();  // later runs take intermediates from the arena, not from these buffers
+    pool_->clear();  // later runs take intermediates from the arena, not from these buffers
     release_free_heap();
   }
   placement.holder.reset();
+}
+
+tensor_map session::run(const tensor_map& feeds) {
+  Eigen::setNbThreads(threads_);
+  check_inputs(feeds);
+  bind_inputs(feeds);
+  if (profiling_) profile_.clear();
+  run_state r = begin_run();
+  for (std::size_t step_index = 0; step_index < steps_.size(); ++step_index) run_step(step_index, r);
+  finish_run(r);
 
   tensor_map result;
   for (std::size_t k = 0; k < outputs_.size(); ++k) result[outputs_[k].name] = slots_[output_slots_[k]];

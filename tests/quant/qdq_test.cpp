@@ -27,6 +27,7 @@
 #include "inferopt/runtime/inputs.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "pass_test_util.hpp"
+#include "small_cnn.hpp"
 
 using namespace inferopt;
 
@@ -146,21 +147,7 @@ std::vector<ir::node*> ops(const ir::graph& g, std::string_view op) {
   return out;
 }
 
-/// Conv-BN-ReLU x2, global average pool, flatten, Gemm: folded with -O2 (BN into Conv).
-ir::model small_cnn(std::int64_t opset = 17) {
-  ir::model m = ir::make_model("small_cnn", opset);
-  ir::graph_builder b(m.graph(), 11);
-  ir::value* x = b.input("x", ir::data_type::float32, {64, 3, 8, 8});
-  ir::value* h = b.relu(b.batch_norm(b.conv(x, 8, {}, "conv1")));
-  h = b.relu(b.batch_norm(b.conv(h, 16, {}, "conv2")));
-  h = b.flatten(b.global_average_pool(h));
-  b.output(b.gemm(h, 10, "fc"));
-  pass_manager manager;
-  manager.add_instrumentation(std::make_unique<verify_each>());
-  pipeline o2 = level_pipeline(2, builtin_registry());
-  (void)manager.run(o2, m);
-  return m;
-}
+using test::small_cnn;
 
 /// Quantizes a copy and checks the structural verifier and the ONNX checker.
 std::pair<ir::model, quant::qdq_report> quantized(const ir::model& m, const quant::range_table& ranges,

@@ -83,6 +83,37 @@ TEST_CASE("bad feeds are refused naming the input", "[runtime][session]") {
   CHECK_THAT(message({{"y", tensor::from_values<float>({1, 3}, {0, 0, 0})}}), Catch::Contains("'y' is not an input"));
 }
 
+TEST_CASE("check_inputs refuses what run refuses, with the same message, and runs nothing", "[runtime][session]") {
+  const auto kernels = test_kernels();
+  int computed = 0;
+  runtime::session s(chain_model(), runtime::session_options{
+                                        .threads = 1,
+                                        .on_value = [&](std::string_view, const tensor&) { ++computed; },
+                                        .kernels = &kernels});
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::vector<runtime::tensor_map> bad = {
+      {},
+      {{"x", tensor::from_values<std::int64_t>({1, 3}, {0, 0, 0})}},
+      {{"x", tensor::from_values<float>({3}, {0, 0, 0})}},
+      {{"x", tensor::from_values<float>({1, 2}, {0, 0})}},
+      {{"y", tensor::from_values<float>({1, 3}, {0, 0, 0})}}};
+  for (const runtime::tensor_map& feeds : bad) {
+    const std::string checked = message([&] { s.check_inputs(feeds); });
+    CAPTURE(checked);
+    CHECK(checked != "no error");
+    CHECK(computed == 0);
+    CHECK(checked == message([&] { (void)s.run(feeds); }));
+  }
+  CHECK_NOTHROW(s.check_inputs({{"x", tensor::from_values<float>({2, 3}, {0, 0, 0, 0, 0, 0})}}));
+}
+
 TEST_CASE("unsupported operators are all listed before anything runs", "[runtime][session]") {
   const auto kernels = test_kernels();
   ir::model m = ir::make_model("unsupported");

@@ -35,6 +35,26 @@ class model {
   std::string doc_string;
   std::vector<std::pair<std::string, std::string>> metadata;
 
+  /// A deep copy: the graph (subgraphs included), the metadata and everything kept verbatim
+  /// (model-local functions, unmodelled fields). Tensors share their immutable bytes with
+  /// this model, so the copy is cheap and editing either model leaves the other as it was.
+  /// Serializing the copy gives the same bytes as serializing this model.
+  [[nodiscard]] model clone() const {
+    model copy;
+    copy.ir_version = ir_version;
+    copy.opsets = opsets;
+    copy.producer_name = producer_name;
+    copy.producer_version = producer_version;
+    copy.domain = domain;
+    copy.model_version = model_version;
+    copy.doc_string = doc_string;
+    copy.metadata = metadata;
+    copy.graph_ = graph_->clone();
+    copy.function_count_ = function_count_;
+    copy.residual_ = residual_;
+    return copy;
+  }
+
   [[nodiscard]] ir::graph& graph() noexcept { return *graph_; }
   [[nodiscard]] const ir::graph& graph() const noexcept { return *graph_; }
   /// Swaps in another main graph (used to roll back a failed pass).

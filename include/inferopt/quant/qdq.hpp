@@ -23,7 +23,7 @@
 ///      table and is float32 (or untyped, for weighted ops whose weights are float32);
 ///   3. no activation input comes from a DequantizeLinear (the node is already quantized),
 ///      so quantizing twice gives the same model as quantizing once;
-///   4. weighted ops: the weight is a constant float32 initializer (detail::constant_floats)
+///   4. weighted ops: the weight is a constant float32 initializer (ir::constant_floats)
 ///      of the expected rank (Conv/ConvTranspose/FusedConv >= 3, Gemm 2, MatMul >= 2) and the
 ///      activation input is not a constant; MatMul with a non-constant B quantizes both inputs
 ///      as activations; MaxPool must not produce Indices;

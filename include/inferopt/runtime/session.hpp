@@ -71,6 +71,11 @@ class session {
   /// @throws error(errc::invalid_argument) naming the input or node that failed.
   tensor_map run(const tensor_map& inputs);
 
+  /// The checks `run` makes on its inputs, without running: callers that do expensive work
+  /// before the run (an optimizer's pipeline) can fail first.
+  /// @throws error(errc::invalid_argument) naming the input, as `run` would.
+  void check_inputs(const tensor_map& inputs) const;
+
   [[nodiscard]] const std::vector<io_info>& inputs() const noexcept { return inputs_; }
   [[nodiscard]] const std::vector<io_info>& outputs() const noexcept { return outputs_; }
   [[nodiscard]] int threads() const noexcept { return threads_; }
@@ -83,7 +88,16 @@ class session {
 
  private:
   struct step;
+  struct run_state;
   void prepare(const ir::graph& g, const kernel_registry& kernels);
+  void add_slots(const ir::graph& g);
+  /// Builds a step per node; returns, per slot, the last step that reads it (SIZE_MAX: none).
+  std::vector<std::size_t> add_steps(const ir::graph& g, const kernel_registry& kernels);
+  void bind_inputs(const tensor_map& feeds);
+  run_state begin_run();
+  void run_step(std::size_t step_index, run_state& r);
+  void store_outputs(const step& s, std::vector<tensor>& outs);
+  void finish_run(const run_state& r);
 
   std::unique_ptr<ir::graph> graph_;
   std::int64_t opset_ = 0;

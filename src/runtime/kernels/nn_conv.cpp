@@ -298,6 +298,44 @@ void pack_groups(const float* w, std::int64_t m, std::int64_t k, std::int64_t gr
   }
 }
 
+/// X and W of Conv and ConvTranspose: an [N, C, spatial...] input and weights of its rank.
+void check_ranks(const kernel_context& ctx, const tensor& x, const tensor& w) {
+  if (x.rank() < 3) ctx.fail("input of shape " + to_string(x.shape()) + " needs a batch, a channel and a spatial dim");
+  if (w.rank() != x.rank()) {
+    ctx.fail("weights of shape " + to_string(w.shape()) + " do not match input of shape " + to_string(x.shape()));
+  }
+}
+
+/// The spatial window of the weights, checked against kernel_shape when that is given.
+dims window_of(const kernel_context& ctx, const window_attrs& attrs, const tensor& w) {
+  const dims window(w.shape().begin() + 2, w.shape().end());
+  if (!attrs.kernel_shape.empty() && attrs.kernel_shape != window) {
+    ctx.fail("kernel_shape " + dims_text(attrs.kernel_shape) + " does not match weights of shape " + to_string(w.shape()));
+  }
+  return window;
+}
+
+/// One Conv run's checked operands and sizes: what every path reads.
+template <class T>
+struct conv_call {
+  const T* x = nullptr;         // [batch, channels, in...]
+  const T* w = nullptr;         // [out_channels, group_channels, kernel...]
+  const T* bias = nullptr;      // [out_channels], or null
+  const T* residual = nullptr;  // FusedConv's Z in y's layout, or null
+  T* y = nullptr;               // [batch, out_channels, out...]
+  std::int64_t batch = 0, channels = 0, out_channels = 0, group_channels = 0;
+  std::int64_t mg = 0, kg = 0;  // one group's product: [mg, kg] weights times [kg, out] columns
+  window_geometry g;
+  bool pointwise = false;       // 1x1 windows, stride 1, no padding: X_g is its own column matrix
+  bool has_epilogue = false;
+};
+
+/// Weights packed for nn::gemm_packed: `group_size` floats per group, or null (not packed).
+struct packed_weights {
+  const float* data = nullptr;
+  std::size_t group_size = 0;
+};
+
 class conv_kernel final : public kernel {
  public:
   /// `fused`: a FusedConv, which takes a residual Z as input 3 and applies `act`.
@@ -364,128 +402,161 @@ class conv_kernel final : public kernel {
 
   template <class T>
   void run(kernel_context& ctx) {
-    const tensor& x = ctx.input(0);
-    const tensor& w = ctx.input(1);
-    if (x.rank() < 3) ctx.fail("input of shape " + to_string(x.shape()) + " needs a batch, a channel and a spatial dim");
-    if (w.rank() != x.rank()) {
-      ctx.fail("weights of shape " + to_string(w.shape()) + " do not match input of shape " + to_string(x.shape()));
-    }
-    const std::int64_t batch = x.dim(0), channels = x.dim(1), out_channels = w.dim(0), group_channels = w.dim(1);
-    if (channels != group_channels * group_) {
-      ctx.fail("input has " + std::to_string(channels) + " channels but weights of shape " + to_string(w.shape()) +
-               " with group " + std::to_string(group_) + " expect " + std::to_string(group_channels * group_));
-    }
-    if (out_channels % group_ != 0) {
-      ctx.fail(std::to_string(out_channels) + " output channels are not divisible by group " + std::to_string(group_));
-    }
-    const dims window(w.shape().begin() + 2, w.shape().end());
-    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != window) {
-      ctx.fail("kernel_shape " + dims_text(attrs_.kernel_shape) + " does not match weights of shape " + to_string(w.shape()));
-    }
-    const T* bias = bias_of<T>(ctx, 2, out_channels);
-    const window_geometry g = resolve_window(ctx, attrs_, dims(x.shape().begin() + 2, x.shape().end()), window);
-    shape_t y_shape{batch, out_channels};
-    y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
-    const T* residual = fused_residual<T>(ctx, y_shape);
-    tensor& y = ctx.allocate_output(0, x.dtype(), y_shape);
-    if (y.element_count() == 0) return;
-
-    const T* xd = x.data<T>();
-    const T* wd = w.data<T>();
-    T* yd = y.mutable_data<T>();
+    conv_call<T> c;
+    if (!prepare_call(ctx, c)) return;
     const int threads = ctx.threads();
-    const bool has_epilogue = residual || act_.kind != activation::identity;
-    // The epilogue of the product that writes y at `offset` (the residual has y's layout).
-    auto epilogue_at = [&](std::int64_t offset) { return epilogue<T>{act_, residual ? residual + offset : nullptr, g.out_size()}; };
-    if (group_channels == 1 && g.rank() <= 2) {
-      const epilogue<T> e = epilogue_at(0);
-      depthwise(xd, wd, bias, has_epilogue ? &e : nullptr, yd, batch, channels, out_channels, as_2d(g), threads);
+    if (c.group_channels == 1 && c.g.rank() <= 2) {
+      const epilogue<T> e = epilogue_at(c, 0);
+      depthwise(c.x, c.w, c.bias, c.has_epilogue ? &e : nullptr, c.y, c.batch, c.channels, c.out_channels, as_2d(c.g),
+                threads);
       return;
     }
-    const std::int64_t mg = out_channels / group_, kg = group_channels * g.kernel_size();
-    const std::int64_t in_size = g.in_size(), out_size = g.out_size();
-    const bool pointwise = is_pointwise(g);
-
     // float: Winograd for large 3x3 maps, else packed weights and columns gathered block by
     // block. double: im2col into scratch, then gemm.
-    const float* packed = nullptr;
-    std::size_t group_size = 0;
+    packed_weights packed;
     if constexpr (std::is_same_v<T, float>) {
-      const bool constant = constant_ && w.raw() == constant_;
+      const bool constant = constant_ && ctx.input(1).raw() == constant_;
       // Winograd only for constant weights: transforming them on every run would cost about
       // what it saves.
-      if (constant && group_ == 1 && winograd_applies(g)) {
-        if (winograd_.empty()) pack_winograd(wd, out_channels, channels);
-        for (std::int64_t n = 0; n < batch; ++n) {
-          const epilogue<float> e = epilogue_at(n * out_channels * out_size);
-          winograd_conv(winograd_.data<float>(), out_channels, channels, xd + n * channels * in_size, g, bias,
-                        has_epilogue ? &e : nullptr, yd + n * out_channels * out_size, threads);
+      if (constant && group_ == 1 && winograd_applies(c.g)) {
+        run_winograd(c, threads);
+        return;
+      }
+      if (c.g.rank() <= max_packed_rank) packed = pack_for_run(c, constant, threads);
+    }
+    run_products(c, packed, threads);
+  }
+
+  /// Every (image, group) product: small ones side by side on one thread each, large ones
+  /// one at a time with the GEMM parallel inside.
+  template <class T>
+  void run_products(const conv_call<T>& c, const packed_weights& packed, int threads) const {
+    const std::int64_t tasks = c.batch * group_;
+    if (threads > 1 && tasks > 1 && 2 * c.mg * c.kg * c.g.out_size() < small_gemm_flops) {
+      detail::parallel_for(threads, tasks, 1, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t t = begin; t < end; ++t) product(c, packed, t, 1);
+      });
+    } else {
+      for (std::int64_t t = 0; t < tasks; ++t) product(c, packed, t, threads);
+    }
+  }
+
+  /// Checks the operands and allocates y; false when y is empty (nothing to compute).
+  template <class T>
+  bool prepare_call(kernel_context& ctx, conv_call<T>& c) const {
+    const tensor& x = ctx.input(0);
+    const tensor& w = ctx.input(1);
+    check_ranks(ctx, x, w);
+    c.batch = x.dim(0);
+    c.channels = x.dim(1);
+    c.out_channels = w.dim(0);
+    c.group_channels = w.dim(1);
+    if (c.channels != c.group_channels * group_) {
+      ctx.fail("input has " + std::to_string(c.channels) + " channels but weights of shape " + to_string(w.shape()) +
+               " with group " + std::to_string(group_) + " expect " + std::to_string(c.group_channels * group_));
+    }
+    if (c.out_channels % group_ != 0) {
+      ctx.fail(std::to_string(c.out_channels) + " output channels are not divisible by group " + std::to_string(group_));
+    }
+    const dims window = window_of(ctx, attrs_, w);
+    c.bias = bias_of<T>(ctx, 2, c.out_channels);
+    c.g = resolve_window(ctx, attrs_, dims(x.shape().begin() + 2, x.shape().end()), window);
+    shape_t y_shape{c.batch, c.out_channels};
+    y_shape.insert(y_shape.end(), c.g.out.begin(), c.g.out.end());
+    c.residual = fused_residual<T>(ctx, y_shape);
+    tensor& y = ctx.allocate_output(0, x.dtype(), y_shape);
+    if (y.element_count() == 0) return false;
+    c.x = x.data<T>();
+    c.w = w.data<T>();
+    c.y = y.mutable_data<T>();
+    c.mg = c.out_channels / group_;
+    c.kg = c.group_channels * c.g.kernel_size();
+    c.pointwise = is_pointwise(c.g);
+    c.has_epilogue = c.residual || act_.kind != activation::identity;
+    return true;
+  }
+
+  /// The epilogue of the product that writes y at `offset` (the residual has y's layout).
+  template <class T>
+  epilogue<T> epilogue_at(const conv_call<T>& c, std::int64_t offset) const {
+    return epilogue<T>{act_, c.residual ? c.residual + offset : nullptr, c.g.out_size()};
+  }
+
+  /// Winograd F(2x2, 3x3), image by image; the weights are transformed on first need.
+  void run_winograd(const conv_call<float>& c, int threads) {
+    if (winograd_.empty()) pack_winograd(c.w, c.out_channels, c.channels);
+    const std::int64_t in_size = c.g.in_size(), out_size = c.g.out_size();
+    for (std::int64_t n = 0; n < c.batch; ++n) {
+      const epilogue<float> e = epilogue_at(c, n * c.out_channels * out_size);
+      winograd_conv(winograd_.data<float>(), c.out_channels, c.channels, c.x + n * c.channels * in_size, c.g, c.bias,
+                    c.has_epilogue ? &e : nullptr, c.y + n * c.out_channels * out_size, threads);
+    }
+  }
+
+  /// Constant weights are packed once and kept; others are packed into scratch for this run.
+  packed_weights pack_for_run(const conv_call<float>& c, bool constant, int threads) {
+    if (constant) {
+      if (packed_.empty()) pack_regular(c.w, c.out_channels, c.kg, threads);
+      return {packed_.data<float>(), packed_group_size_};
+    }
+    const std::size_t group_size = packed_size(c.mg, c.kg);
+    float* buffer = aligned_scratch(group_size * static_cast<std::size_t>(group_));
+    pack_groups(c.w, c.out_channels, c.kg, group_, group_size, buffer, threads);
+    return {buffer, group_size};
+  }
+
+  /// One (image, group) product: Y_g = W_g * (X_g or its columns) + bias_g.
+  template <class T>
+  void product(const conv_call<T>& c, const packed_weights& packed, std::int64_t t, int inner_threads) const {
+    const std::int64_t n = t / group_, grp = t % group_;
+    const std::int64_t in_size = c.g.in_size(), out_size = c.g.out_size();
+    const T* xg = c.x + (n * c.channels + grp * c.group_channels) * in_size;
+    T* yg = c.y + (n * c.out_channels + grp * c.mg) * out_size;
+    const T* bg = c.bias ? c.bias + grp * c.mg : nullptr;
+    const epilogue<T> e = epilogue_at(c, (n * c.out_channels + grp * c.mg) * out_size);
+    const epilogue<T>* ep = c.has_epilogue ? &e : nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      if (packed.data) {
+        const float* pw = packed.data + static_cast<std::size_t>(grp) * packed.group_size;
+        if (c.pointwise) {
+          gemm_packed(pw, c.mg, c.kg, out_size, xg, out_size, nullptr, nullptr, bg, ep, yg, out_size, inner_threads);
+        } else {
+          const im2col_context source{xg, &c.g};
+          gemm_packed(pw, c.mg, c.kg, out_size, nullptr, 0, im2col_block, &source, bg, ep, yg, out_size, inner_threads);
         }
         return;
       }
-      if (g.rank() <= max_packed_rank) {
-        if (constant) {
-          if (packed_.empty()) pack_regular(wd, out_channels, kg, threads);
-          packed = packed_.data<float>();
-          group_size = packed_group_size_;
-        } else {
-          group_size = packed_size(mg, kg);
-          float* buffer = aligned_scratch(group_size * static_cast<std::size_t>(group_));
-          pack_groups(wd, out_channels, kg, group_, group_size, buffer, threads);
-          packed = buffer;
-        }
-      }
     }
-    // One (image, group) product: Y_g = W_g * (X_g or its columns) + bias_g.
-    auto task = [&](std::int64_t t, int inner_threads) {
-      const std::int64_t n = t / group_, grp = t % group_;
-      const T* xg = xd + (n * channels + grp * group_channels) * in_size;
-      T* yg = yd + (n * out_channels + grp * mg) * out_size;
-      const T* bg = bias ? bias + grp * mg : nullptr;
-      const epilogue<T> e = epilogue_at((n * out_channels + grp * mg) * out_size);
-      const epilogue<T>* ep = has_epilogue ? &e : nullptr;
-      if constexpr (std::is_same_v<T, float>) {
-        if (packed) {
-          const float* pw = packed + static_cast<std::size_t>(grp) * group_size;
-          if (pointwise) {
-            gemm_packed(pw, mg, kg, out_size, xg, out_size, nullptr, nullptr, bg, ep, yg, out_size, inner_threads);
-          } else {
-            const im2col_context source{xg, &g};
-            gemm_packed(pw, mg, kg, out_size, nullptr, 0, im2col_block, &source, bg, ep, yg, out_size, inner_threads);
-          }
-          return;
-        }
-      }
-      fill_rows(yg, mg, out_size, bg);
-      const T* cols = xg;
-      if (!pointwise) {
-        T* buffer = scratch<T>(static_cast<std::size_t>(kg * out_size));
-        im2col(xg, group_channels, g, buffer, inner_threads);
-        cols = buffer;
-      }
-      gemm_args<T> a;
-      a.m = mg;
-      a.n = out_size;
-      a.k = kg;
-      a.a = wd + grp * mg * kg;
-      a.lda = kg;
-      a.b = cols;
-      a.ldb = out_size;
-      a.c = yg;
-      a.ldc = out_size;
-      a.beta = T(1);
-      gemm(a, inner_threads);
-      // Eigen's product cannot call back per tile; this (image, group) block is the unit here.
-      if (ep) apply_epilogue(*ep, yg, out_size, mg, out_size);
-    };
-    const std::int64_t tasks = batch * group_;
-    if (threads > 1 && tasks > 1 && 2 * mg * kg * out_size < small_gemm_flops) {
-      detail::parallel_for(threads, tasks, 1, [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t t = begin; t < end; ++t) task(t, 1);
-      });
-    } else {
-      for (std::int64_t t = 0; t < tasks; ++t) task(t, threads);
+    product_unpacked(c, c.w + grp * c.mg * c.kg, xg, bg, ep, yg, inner_threads);
+  }
+
+  /// The product without packed weights: bias rows, columns (im2col into scratch unless
+  /// pointwise), nn::gemm onto the rows, then the epilogue.
+  template <class T>
+  static void product_unpacked(const conv_call<T>& c, const T* wg, const T* xg, const T* bg, const epilogue<T>* ep,
+                               T* yg, int inner_threads) {
+    const std::int64_t out_size = c.g.out_size();
+    fill_rows(yg, c.mg, out_size, bg);
+    const T* cols = xg;
+    if (!c.pointwise) {
+      T* buffer = scratch<T>(static_cast<std::size_t>(c.kg * out_size));
+      im2col(xg, c.group_channels, c.g, buffer, inner_threads);
+      cols = buffer;
     }
+    gemm_args<T> a;
+    a.m = c.mg;
+    a.n = out_size;
+    a.k = c.kg;
+    a.a = wg;
+    a.lda = c.kg;
+    a.b = cols;
+    a.ldb = out_size;
+    a.c = yg;
+    a.ldc = out_size;
+    a.beta = T(1);
+    gemm(a, inner_threads);
+    // Eigen's product cannot call back per tile; this (image, group) block is the unit here.
+    if (ep) apply_epilogue(*ep, yg, out_size, c.mg, out_size);
   }
 
   /// FusedConv's Z (input 3): null when absent or for plain Conv.
@@ -577,20 +648,14 @@ class conv_transpose_kernel final : public kernel {
   void run(kernel_context& ctx) {
     const tensor& x = ctx.input(0);
     const tensor& w = ctx.input(1);
-    if (x.rank() < 3) ctx.fail("input of shape " + to_string(x.shape()) + " needs a batch, a channel and a spatial dim");
-    if (w.rank() != x.rank()) {
-      ctx.fail("weights of shape " + to_string(w.shape()) + " do not match input of shape " + to_string(x.shape()));
-    }
+    check_ranks(ctx, x, w);
     const std::int64_t batch = x.dim(0), channels = x.dim(1);
     if (w.dim(0) != channels || channels % group_ != 0) {
       ctx.fail("input has " + std::to_string(channels) + " channels but weights of shape " + to_string(w.shape()) +
                " with group " + std::to_string(group_) + " do not take them");
     }
     const std::int64_t group_channels = channels / group_, mg = w.dim(1), out_channels = mg * group_;
-    const dims window(w.shape().begin() + 2, w.shape().end());
-    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != window) {
-      ctx.fail("kernel_shape " + dims_text(attrs_.kernel_shape) + " does not match weights of shape " + to_string(w.shape()));
-    }
+    const dims window = window_of(ctx, attrs_, w);
     const T* bias = bias_of<T>(ctx, 2, out_channels);
     const window_geometry g = geometry(ctx, dims(x.shape().begin() + 2, x.shape().end()), window);
     shape_t y_shape{batch, out_channels};

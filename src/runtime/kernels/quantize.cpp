@@ -77,6 +77,18 @@ void for_each_row(int threads, const channel_params& p, Fn&& fn) {
   });
 }
 
+/// Calls run(in, out, y) with x's type among `InTypes`, `out_type` among `OutTypes` (as
+/// type tags) and a new output y of x's shape.
+template <class InTypes, class OutTypes, class Run>
+void with_types(kernel_context& ctx, const tensor& x, data_type out_type, Run&& run) {
+  dispatch<InTypes>(ctx, x.dtype(), [&](auto in) {
+    dispatch<OutTypes>(ctx, out_type, [&](auto out) {
+      tensor& y = ctx.allocate_output(0, decltype(out)::type, x.shape());
+      run(in, out, y);
+    });
+  });
+}
+
 void check_block_size(const kernel_build_info& info) {
   if (info.node.attr_int("block_size", 0) != 0) info.unsupported("blocked quantization (block_size) is not supported");
 }
@@ -110,13 +122,8 @@ class quantize_kernel final : public kernel {
       ctx.unsupported("quantizing to " + std::string(ir::to_string(out_type)) + " is not supported");
     }
     const channel_params p = layout(ctx, x, scale, zero_point, axis_);
-    dispatch<quantize_input_types>(ctx, x.dtype(), [&](auto in) {
-      using In = decltype(in);
-      dispatch<quantized_types>(ctx, out_type, [&](auto out) {
-        using Out = decltype(out);
-        tensor& y = ctx.allocate_output(0, Out::type, x.shape());
-        run<In, Out>(ctx.threads(), x, y, p);
-      });
+    with_types<quantize_input_types, quantized_types>(ctx, x, out_type, [&](auto in, auto out, tensor& y) {
+      run<decltype(in), decltype(out)>(ctx.threads(), x, y, p);
     });
   }
 
@@ -167,13 +174,8 @@ class dequantize_kernel final : public kernel {
       ctx.unsupported("dequantizing " + std::string(ir::to_string(x.dtype())) + " is not supported");
     }
     const channel_params p = layout(ctx, x, scale, zero_point, axis_);
-    dispatch<dequantize_input_types>(ctx, x.dtype(), [&](auto in) {
-      using In = decltype(in);
-      dispatch<scale_types>(ctx, out_type, [&](auto out) {
-        using Out = decltype(out);
-        tensor& y = ctx.allocate_output(0, Out::type, x.shape());
-        run<In, Out>(ctx.threads(), x, y, p);
-      });
+    with_types<dequantize_input_types, scale_types>(ctx, x, out_type, [&](auto in, auto out, tensor& y) {
+      run<decltype(in), decltype(out)>(ctx.threads(), x, y, p);
     });
   }
 
