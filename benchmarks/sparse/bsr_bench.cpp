@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "dense_baseline.hpp"
+#include "inferopt/core/cpu_features.hpp"
 #include "inferopt/sparse/block_prune.hpp"
 #include "inferopt/sparse/bsr_gemm.hpp"
 
@@ -98,7 +99,7 @@ void bsr_vs_dense(benchmark::State& state, bool trans_w) {
     return;
   }
   std::vector<std::byte> workspace(sp::workspace_bytes(args, ctx));
-  const bool avx512 = bench::dense_avx512_available();
+  const bool avx512 = bench::dense_avx512_built() && inferopt::cpu_features_of_this_machine().has_avx512_skx();
 
   // Check once that candidate and baselines agree (also warms caches and thread pools).
   sp::run(args, workspace, ctx);
