@@ -123,3 +123,5 @@ class caching_pool final : public memory_resource {
 };
 
 }  // namespace inferopt::memory
+
+#include "inferopt/memory/detail/caching_pool_impl.hpp"
