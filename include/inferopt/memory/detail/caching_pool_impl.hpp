@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <limits>
 #include <string>
 
 #include "inferopt/memory/caching_pool.hpp"
@@ -210,43 +211,75 @@ inline void caching_pool::synchronize(stream_ref stream) {
 // Reserves a segment for a request of `size` and returns it as one free block owned by
 // `owner` (the requesting stream), not yet filed: its rest merges with that stream's frees,
 // and other streams get it after synchronize (it has no event to wait for).
+//
+// Three steps, as RMM's pool_memory_resource grows: size_to_grow decides how much to reserve
+// (a pure policy), try_to_expand backs off while the upstream refuses, and block_from_upstream
+// is the one call that allocates from the upstream.
 inline caching_pool::block* caching_pool::grow(bool large, std::size_t size, free_lists& owner) {
   const std::size_t need = large ? detail::round_up(size, options_.large_granularity) : options_.small_segment_bytes;
+  const std::size_t grown = large_reserved_;  // the growth follows what was reserved before any room is made
+  const std::size_t room = room_under_cap(need);
+  const upstream_block memory = try_to_expand(size_to_grow(large, need, grown, room), need);
+  return add_segment(memory, large, owner);
+}
+
+// Bytes that max_bytes leaves for a new segment of `need` bytes, after returning unused
+// segments if it would not fit otherwise; SIZE_MAX without a cap.
+// @throws out_of_memory when the segment does not fit even then.
+inline std::size_t caching_pool::room_under_cap(std::size_t need) {
+  if (!options_.max_bytes) return std::numeric_limits<std::size_t>::max();
+  const std::size_t max = *options_.max_bytes;
+  if (reserved_ + need > max) release_unused(max > need ? max - need : 0);
+  if (reserved_ + need > max) {
+    throw out_of_memory("caching_pool: cannot reserve " + std::to_string(need) + " bytes: " +
+                        std::to_string(reserved_) + " of the maximum " + std::to_string(max) + " are reserved");
+  }
+  return max - reserved_;
+}
+
+// The growth policy: the bytes to reserve for a request whose segment needs `need` bytes.
+// Small segments all have one size. A large segment is as big as all large segments reserved
+// so far (`large_reserved`, in whole granules): the pool doubles, so a footprint of F granules
+// takes about log2(F) segments, which bounds the upstream calls and the segments that coalesce
+// and trim walk. Without geometric growth it is just `need`. Under a cap it shrinks to the whole
+// granules of `room`, never below `need`.
+inline std::size_t caching_pool::size_to_grow(bool large, std::size_t need, std::size_t large_reserved,
+                                              std::size_t room) const noexcept {
+  const std::size_t granule = options_.large_granularity;
   std::size_t target = need;
-  if (large && options_.geometric_growth) target = std::max(need, detail::round_up(large_reserved_, options_.large_granularity));
-  if (options_.max_bytes) {
-    const std::size_t max = *options_.max_bytes;
-    if (reserved_ + need > max) release_unused(max > need ? max - need : 0);
-    if (reserved_ + need > max) {
-      throw out_of_memory("caching_pool: cannot reserve " + std::to_string(need) + " bytes: " +
-                          std::to_string(reserved_) + " of the maximum " + std::to_string(max) + " are reserved");
-    }
-    target = std::max(need, std::min(target, (max - reserved_) / options_.large_granularity * options_.large_granularity));
+  if (large && options_.geometric_growth) target = std::max(need, detail::round_up(large_reserved, granule));
+  return std::max(need, std::min(target, room / granule * granule));
+}
+
+// The back-off: asks for `target` bytes, halving (in whole granules) down to `need` while the
+// upstream refuses; then returns every unused segment to the upstream and asks for `need` once
+// more. @throws out_of_memory when even that fails.
+inline caching_pool::upstream_block caching_pool::try_to_expand(std::size_t target, std::size_t need) {
+  while (true) {
+    if (char* ptr = block_from_upstream(target)) return {ptr, target};
+    if (target <= need) break;
+    target = std::max(need, detail::round_up(target / 2, options_.large_granularity));
   }
-  char* ptr = nullptr;
-  // Back off: halve the growth down to what the request needs, then free the cache, then fail.
-  while (ptr == nullptr) {
-    try {
-      ptr = static_cast<char*>(upstream_->allocate(target, default_alignment));
-    } catch (const std::bad_alloc&) {
-      if (target > need) {
-        target = std::max(need, detail::round_up(target / 2, options_.large_granularity));
-        continue;
-      }
-      break;
-    }
+  if (release_unused(0) > 0) {
+    if (char* ptr = block_from_upstream(need)) return {ptr, need};
   }
-  if (ptr == nullptr && release_unused(0) > 0) {
-    try {
-      ptr = static_cast<char*>(upstream_->allocate(need, default_alignment));
-      target = need;
-    } catch (const std::bad_alloc&) {
-    }
+  throw out_of_memory("caching_pool: upstream cannot provide " + std::to_string(need) + " bytes (" +
+                      std::to_string(reserved_) + " reserved)");
+}
+
+// The one allocation from the upstream: `bytes` at the default alignment, or null when the
+// upstream throws bad_alloc (which the back-off answers); anything else it throws passes on.
+inline char* caching_pool::block_from_upstream(std::size_t bytes) {
+  try {
+    return static_cast<char*>(upstream_->allocate(bytes, default_alignment));
+  } catch (const std::bad_alloc&) {
+    return nullptr;
   }
-  if (ptr == nullptr) {
-    throw out_of_memory("caching_pool: upstream cannot provide " + std::to_string(need) + " bytes (" +
-                        std::to_string(reserved_) + " reserved)");
-  }
+}
+
+// Files the upstream memory as a new segment of one free block owned by `owner`; gives the
+// memory back when the records for it cannot be allocated.
+inline caching_pool::block* caching_pool::add_segment(upstream_block memory, bool large, free_lists& owner) {
   std::unique_ptr<segment> seg;
   block* b = nullptr;
   try {
@@ -255,20 +288,20 @@ inline caching_pool::block* caching_pool::grow(bool large, std::size_t size, fre
     segments_.reserve(segments_.size() + 1);
   } catch (...) {
     delete b;
-    upstream_->deallocate(ptr, target, default_alignment);
+    upstream_->deallocate(memory.ptr, memory.size, default_alignment);
     throw;
   }
-  seg->ptr = ptr;
-  seg->size = target;
+  seg->ptr = memory.ptr;
+  seg->size = memory.size;
   seg->large = large;
-  b->ptr = ptr;
-  b->size = target;
+  b->ptr = memory.ptr;
+  b->size = memory.size;
   b->seg = seg.get();
   b->owner = &owner;
   seg->first = b;
   segments_.push_back(std::move(seg));
-  reserved_ += target;
-  if (large) large_reserved_ += target;
+  reserved_ += memory.size;
+  if (large) large_reserved_ += memory.size;
   return b;
 }
 
