@@ -1,6 +1,7 @@
 #pragma once
 /// The memory module: resources, the caching pool, adaptors and the static arena planner.
-/// The CUDA resources (memory/cuda/) are included separately, and only in CUDA builds.
+/// Header-only (CMake target inferopt::memory). The CUDA resources (memory/cuda/) are included
+/// separately and are compiled, in inferopt::memory_cuda, only in CUDA builds.
 
 #include "inferopt/memory/arena_planner.hpp"
 #include "inferopt/memory/caching_pool.hpp"

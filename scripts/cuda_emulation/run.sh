@@ -38,14 +38,13 @@ for cu in "$root"/cuda/sparse/*.cu; do
   python3 "$here/transform.py" "$cu" > "$out/gen/$name.cpp"
   compile "$out/gen/$name.cpp" "$out/obj/kernel_$name.o" -include "$here/emu_cuda.hpp" -I"$out/gen"
 done
-for source in "$root"/src/sparse/*.cpp "$root"/src/sparse/cuda/*.cpp "$root"/src/memory/cuda/device.cpp \
+# The CPU side of the sparse module and the host memory module are header-only (their ISA builds
+# carry their own target attributes), so only the CUDA host files need compiling here.
+for source in "$root"/src/sparse/cuda/*.cpp "$root"/src/memory/cuda/device.cpp \
               "$root"/src/memory/cuda/device_resource.cpp "$root"/tests/sparse/cuda/*_test.cpp \
               "$root"/tests/support/catch_main.cpp "$here/fake_runtime.cpp"; do
   name=$(basename "$(dirname "$source")")_$(basename "$source" .cpp)
-  extra=()
-  [[ "$source" == *_avx2.cpp ]] && extra=(-mavx2 -mfma)
-  [[ "$source" == *_avx512.cpp ]] && extra=(-mavx512f -mavx512dq -mavx512bw -mavx512vl -mavx2 -mfma)
-  compile "$source" "$out/obj/$name.o" "${extra[@]}"
+  compile "$source" "$out/obj/$name.o"
 done
 nice -n 19 g++ "${flags[@]}" "${objects[@]}" -o "$out/sparse_gpu_tests_emulated"
 echo "cuda_emulation: built $out/sparse_gpu_tests_emulated"

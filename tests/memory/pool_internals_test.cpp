@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "memory/address_map.hpp"
-#include "memory/size_class_bins.hpp"
+#include "inferopt/memory/detail/address_map.hpp"
+#include "inferopt/memory/detail/size_class_bins.hpp"
 
 using namespace inferopt::memory::detail;
 

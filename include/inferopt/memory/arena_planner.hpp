@@ -45,11 +45,13 @@ struct arena_plan {
 /// Preconditions: `alignment` is a power of two; first_use <= last_use; ids are unique and
 /// hints name a tensor of the list. @throws inferopt::error(errc::invalid_argument).
 /// Time O(n^2) in the number of tensors.
-[[nodiscard]] arena_plan plan_arena(std::span<const tensor_lifetime> tensors, std::size_t alignment = 64);
+[[nodiscard]] inline arena_plan plan_arena(std::span<const tensor_lifetime> tensors, std::size_t alignment = 64);
 
 /// Everything wrong with `plan` for `tensors`: overlapping live tensors, misaligned offsets,
 /// tensors past the arena's end, a wrong number of offsets. Empty when the plan is valid.
-[[nodiscard]] std::vector<std::string> check_plan(std::span<const tensor_lifetime> tensors, const arena_plan& plan,
-                                                  std::size_t alignment = 64);
+[[nodiscard]] inline std::vector<std::string> check_plan(std::span<const tensor_lifetime> tensors,
+                                                         const arena_plan& plan, std::size_t alignment = 64);
 
 }  // namespace inferopt::memory
+
+#include "inferopt/memory/detail/arena_planner_impl.hpp"

@@ -95,7 +95,18 @@ class caching_pool final : public memory_resource {
   block* find_fit(free_lists& own, std::size_t size);
   bool reclaim_completed(bool large);
   void share(block* b);
+  struct upstream_block {  // memory from the upstream, not yet a segment
+    char* ptr;
+    std::size_t size;
+  };
+
   block* grow(bool large, std::size_t size, free_lists& owner);
+  std::size_t room_under_cap(std::size_t need);
+  [[nodiscard]] std::size_t size_to_grow(bool large, std::size_t need, std::size_t large_reserved,
+                                         std::size_t room) const noexcept;
+  upstream_block try_to_expand(std::size_t target, std::size_t need);
+  char* block_from_upstream(std::size_t bytes);
+  block* add_segment(upstream_block memory, bool large, free_lists& owner);
   block* split(block* b, std::size_t size, bool large, free_lists& owner);
   void file(block* b, free_lists& owner) noexcept;
   bool coalesce(bool large);
@@ -123,3 +134,5 @@ class caching_pool final : public memory_resource {
 };
 
 }  // namespace inferopt::memory
+
+#include "inferopt/memory/detail/caching_pool_impl.hpp"

@@ -12,7 +12,7 @@ namespace inferopt::memory {
 /// then cost one TLB entry per 2 MiB, and they never sit in malloc's heap, where they would
 /// keep it from shrinking. Smaller requests use aligned `operator new`. Stateless: every
 /// `host_resource` equals every other, so memory may be freed through any instance. Streams
-/// are ignored (host memory is usable at once). Thread-safe.
+/// are ignored (host memory is usable at once). Thread-safe. Linux only (mmap, madvise).
 class host_resource final : public memory_resource {
  public:
   static constexpr std::size_t mapped_threshold = std::size_t{2} << 20;
@@ -30,3 +30,5 @@ class host_resource final : public memory_resource {
 };
 
 }  // namespace inferopt::memory
+
+#include "inferopt/memory/detail/host_resource_impl.hpp"

@@ -53,13 +53,6 @@ template <class T>
 [[nodiscard]] bsr_matrix<T> prune_blocks(std::span<const T> dense, std::int64_t rows, std::int64_t cols,
                                          const prune_options& options);
 
-extern template std::vector<double> block_norms<float>(std::span<const float>, std::int64_t, std::int64_t, block_shape,
-                                                       block_norm);
-extern template std::vector<double> block_norms<double>(std::span<const double>, std::int64_t, std::int64_t,
-                                                        block_shape, block_norm);
-extern template bsr_matrix<float> prune_blocks<float>(std::span<const float>, std::int64_t, std::int64_t,
-                                                      const prune_options&);
-extern template bsr_matrix<double> prune_blocks<double>(std::span<const double>, std::int64_t, std::int64_t,
-                                                        const prune_options&);
-
 }  // namespace inferopt::sparse
+
+#include "inferopt/sparse/detail/block_prune_impl.hpp"

@@ -5,7 +5,8 @@
 /// The op stores what a reader of the model expects rather than what the kernel wants:
 /// 64-bit indices (ONNX's integer type for indices) and blocks row-major, as a tensor of shape
 /// [nnz_blocks, r, c]. `bsr_matrix` keeps 32-bit indices and column-major blocks, so the
-/// executor converts once, when it builds the kernel. Everything here is free of the IR.
+/// executor converts once, when it builds the kernel. Everything here is free of the IR, and
+/// header-only.
 
 #include <cstdint>
 #include <span>
@@ -32,7 +33,7 @@ struct bsr_op_arrays {
 };
 
 /// The op's arrays of `m`: indices widened to 64 bits, blocks transposed to row-major.
-[[nodiscard]] bsr_op_arrays to_op_arrays(const bsr_matrix<float>& m);
+[[nodiscard]] inline bsr_op_arrays to_op_arrays(const bsr_matrix<float>& m);
 
 /// The matrix behind the op's arrays, checked: `rows` x `cols` with `block`-shaped blocks,
 /// `values` in the op's row-major block layout.
@@ -41,8 +42,10 @@ struct bsr_op_arrays {
 /// index outside 32 bits, or anything `bsr_matrix`'s constructor refuses (row pointers that do
 /// not start at 0, decrease or do not end at the block count; column indices out of range or
 /// not strictly increasing; nonzeros outside the matrix; a block extent outside 1..64).
-[[nodiscard]] bsr_matrix<float> from_op_arrays(std::int64_t rows, std::int64_t cols, block_shape block,
+[[nodiscard]] inline bsr_matrix<float> from_op_arrays(std::int64_t rows, std::int64_t cols, block_shape block,
                                                std::span<const std::int64_t> row_ptr,
                                                std::span<const std::int64_t> col_ind, std::span<const float> values);
 
 }  // namespace inferopt::sparse
+
+#include "inferopt/sparse/detail/block_sparse_matmul_op_impl.hpp"

@@ -1,5 +1,12 @@
 #pragma once
 /// Block-sparse GEMM with a constant sparse weight: Y = act(X op(W) + bias), W in BSR.
+///
+/// Header-only (target inferopt::sparse_kernels): the AVX2 and AVX-512 builds are compiled
+/// through function target attributes, so a program that includes this header needs no
+/// instruction-set flags, and the build that runs is chosen at run time from the CPU probe.
+/// Threads come from OpenMP when the including file is compiled with it (CMake: link
+/// OpenMP::OpenMP_CXX, or inferopt::sparse, which does); without OpenMP every call runs on the
+/// calling thread. Compile all files of one program that include it with the same choice.
 
 #include <cstddef>
 #include <cstdint>
@@ -44,8 +51,8 @@ struct bsr_gemm_args {
 enum class cpu_isa {
   automatic,  ///< the widest one this CPU runs: avx512, else avx2, else portable
   portable,   ///< plain C++, any CPU
-  avx2,       ///< AVX2 + FMA intrinsics, x86-64 builds with GCC or Clang only
-  avx512,     ///< AVX-512 F, DQ, BW, VL + FMA intrinsics, x86-64 builds with GCC or Clang only
+  avx2,       ///< AVX2 + FMA intrinsics, x86-64 with GCC or Clang only
+  avx512,     ///< AVX-512 F, DQ, BW, VL + FMA intrinsics, x86-64 with GCC or Clang only
 };
 
 /// Where a CPU run executes: the CPU counterpart of a device kernel's stream.
@@ -56,24 +63,25 @@ struct cpu_context {
   cpu_isa isa = cpu_isa::automatic;
 };
 
-/// Whether `isa` was built in and this CPU runs it (`automatic` and `portable`: always).
-[[nodiscard]] bool is_available(cpu_isa isa) noexcept;
+/// Whether `isa` is compiled in (x86-64 with GCC or Clang) and this CPU runs it (`automatic`
+/// and `portable`: always).
+[[nodiscard]] inline bool is_available(cpu_isa isa) noexcept;
 /// The build `isa` stands for on this CPU: `automatic` resolved, the others unchanged.
-[[nodiscard]] cpu_isa resolve(cpu_isa isa) noexcept;
+[[nodiscard]] inline cpu_isa resolve(cpu_isa isa) noexcept;
 /// "automatic", "portable", "avx2" or "avx512": with `resolve`, the name of the build that runs.
-[[nodiscard]] const char* to_string(cpu_isa isa) noexcept;
+[[nodiscard]] inline const char* to_string(cpu_isa isa) noexcept;
 
 /// Whether `run` can compute `args` on `ctx`; the reason when it cannot: negative or
 /// inconsistent sizes, null pointers for a non-empty product, leading dimensions below the
 /// row length, a block extent outside 1..64, an instruction set that is not available.
 /// W's arrays are not re-validated here (a `bsr_matrix` checked them; use `validate` for
 /// arrays from elsewhere). Never throws.
-[[nodiscard]] kernel_status can_implement(const bsr_gemm_args& args, const cpu_context& ctx) noexcept;
+[[nodiscard]] inline kernel_status can_implement(const bsr_gemm_args& args, const cpu_context& ctx) noexcept;
 
 /// Bytes of scratch memory `run` needs for `args` on the build `ctx.isa` resolves to: X packed
 /// as panels of X^T (their width depends on the build), and for trans_w == false W's
 /// block-column index (see below). Any alignment; 64 bytes is best.
-[[nodiscard]] std::size_t workspace_bytes(const bsr_gemm_args& args, const cpu_context& ctx) noexcept;
+[[nodiscard]] inline std::size_t workspace_bytes(const bsr_gemm_args& args, const cpu_context& ctx) noexcept;
 
 /// Computes Y = act(X op(W) + bias) on the CPU.
 ///
@@ -99,10 +107,12 @@ struct cpu_context {
 /// Error bound against the dense float64 product of the same (pruned) W: each output is a
 /// float32 sum, in block order with fused multiply-adds, of the k_s products over the stored
 /// blocks' columns plus the bias: |error| <= (k_s + 1) * 2^-24 * (sum |x * w| + |bias|).
-void run(const bsr_gemm_args& args, std::span<std::byte> workspace, const cpu_context& ctx) noexcept;
+inline void run(const bsr_gemm_args& args, std::span<std::byte> workspace, const cpu_context& ctx) noexcept;
 
 /// can_implement, a workspace of the right size, run.
 /// @throws inferopt::error(errc::invalid_argument) with can_implement's reason.
-void bsr_gemm(const bsr_gemm_args& args, const cpu_context& ctx = {});
+inline void bsr_gemm(const bsr_gemm_args& args, const cpu_context& ctx = {});
 
 }  // namespace inferopt::sparse
+
+#include "inferopt/sparse/detail/bsr_gemm_impl.hpp"

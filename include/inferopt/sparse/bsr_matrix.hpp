@@ -52,7 +52,7 @@ struct bsr_view {
 ///   what the kernel broadcasts from (see bsr_gemm.hpp).
 ///
 /// Indices are 32-bit (as cuSPARSE's), so at most 2^31 - 1 blocks and block rows or columns.
-/// T is float or double (instantiated in src/sparse). A value type; not thread-safe to mutate.
+/// T is float or double. A value type; not thread-safe to mutate. Header-only.
 template <class T>
 class bsr_matrix {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "bsr_matrix<T>: T is float or double");
@@ -120,15 +120,11 @@ class bsr_matrix {
   std::vector<T> values_;              // col_ind_.size() * block_.size(), zeros outside the matrix
 };
 
-extern template class bsr_matrix<float>;
-extern template class bsr_matrix<double>;
-
 /// Checks raw BSR arrays without copying them; the checks and messages of the constructor.
 /// @throws inferopt::error(errc::invalid_argument) naming the first problem found.
 template <class T>
 void validate(const bsr_view<const T>& m);
 
-extern template void validate<float>(const bsr_view<const float>&);
-extern template void validate<double>(const bsr_view<const double>&);
-
 }  // namespace inferopt::sparse
+
+#include "inferopt/sparse/detail/bsr_matrix_impl.hpp"

@@ -14,7 +14,7 @@ enum class dense_baseline {
 
 /// "avx512" gives `avx512`; anything else ("avx2", "generic") gives `avx2`, the
 /// same-instruction-set comparison (no run measured the portable builds against each other).
-[[nodiscard]] dense_baseline dense_baseline_from(std::string_view isa) noexcept;
+[[nodiscard]] inline dense_baseline dense_baseline_from(std::string_view isa) noexcept;
 
 /// Dense time over block-sparse time for a weight with this block sparsity (the fraction of
 /// the block grid not stored, in [0, 1]).
@@ -32,6 +32,8 @@ enum class dense_baseline {
 /// about +-15% (up to +-30% at 90%) around these means across shapes and block sizes.
 ///
 /// Returns +infinity when s >= 1 (nothing is multiplied). Out-of-range s is clamped to [0, 1].
-[[nodiscard]] double predicted_speedup(double block_sparsity, dense_baseline baseline) noexcept;
+[[nodiscard]] inline double predicted_speedup(double block_sparsity, dense_baseline baseline) noexcept;
 
 }  // namespace inferopt::sparse
+
+#include "inferopt/sparse/detail/speedup_model_impl.hpp"

@@ -8,9 +8,12 @@
 //
 // The products are Eigen 3.4's (blocked, packed, OpenMP-parallel when `threads` > 1 and the
 // call is not already inside a parallel region). Eigen picks its register kernels at compile
-// time, so the same body is compiled three times (nn_gemm_{generic,avx2,avx512}.cpp, each with
-// its instruction-set flags and its own copy of Eigen in a renamed namespace so that the three
-// never share an inline function) and `gemm` picks the widest one the CPU runs, once.
+// time, from the compiler's predefined macros (__AVX2__, __AVX512F__, ...), so the same body is
+// compiled three times (nn_gemm_{generic,avx2,avx512}.cpp, each with its instruction-set flags
+// and its own copy of Eigen in a renamed namespace so that the three never share an inline
+// function) and `gemm` runs the widest one the CPU has (`chosen_config`, below). Function
+// target attributes, which the header-only BSR kernels use, would not do here: they define none
+// of those macros, so Eigen would compile its SSE2 kernels under them.
 // Error bound: a float32 dot product of length k in blocked order, |err| <= k * eps * sum|a*b|.
 
 #include <cstddef>
@@ -70,22 +73,35 @@ void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64
                  std::int64_t ldb, panel_source source, const void* context, const float* bias, const epilogue<float>* ep, float* c,
                  std::int64_t ldc, int threads) noexcept;
 
-// One namespace per instruction-set build of nn_gemm_body.hpp; `available` is false when the
-// file was compiled without its flags (non-x86 targets, other compilers).
-#define INFEROPT_NN_GEMM_DECLARE(isa)                                                                       \
-  namespace isa {                                                                                           \
-  [[nodiscard]] bool available() noexcept;                                                                  \
-  void gemm(const gemm_args<float>& args, int threads) noexcept;                                            \
-  void gemm(const gemm_args<double>& args, int threads) noexcept;                                           \
-  [[nodiscard]] std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept;                           \
-  void pack_weights(const float* w, std::int64_t m, std::int64_t k, float* out, int threads) noexcept;      \
-  void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,     \
-                   std::int64_t ldb, panel_source source, const void* context, const float* bias, const epilogue<float>* ep, float* c, \
-                   std::int64_t ldc, int threads) noexcept;                                                 \
-  }
-INFEROPT_NN_GEMM_DECLARE(isa_generic)
-INFEROPT_NN_GEMM_DECLARE(isa_avx2)
-INFEROPT_NN_GEMM_DECLARE(isa_avx512)
-#undef INFEROPT_NN_GEMM_DECLARE
+// ---- the builds -----------------------------------------------------------------------
+//
+// One instruction-set build of nn_gemm_body.hpp: its name and entry points, the signatures of
+// the functions above. Filled once per build, as a constant; nn_gemm.cpp picks one of them
+// once per process from the CPU probe (inferopt/core/cpu_features.hpp).
+struct gemm_config {
+  const char* isa;  // "avx512", "avx2" or "generic": what gemm_isa() reports
+  void (*gemm_f32)(const gemm_args<float>& args, int threads) noexcept;
+  void (*gemm_f64)(const gemm_args<double>& args, int threads) noexcept;
+  std::size_t (*packed_size)(std::int64_t m, std::int64_t k) noexcept;
+  void (*pack_weights)(const float* w, std::int64_t m, std::int64_t k, float* out, int threads) noexcept;
+  void (*gemm_packed)(const float* packed, std::int64_t m, std::int64_t k, std::int64_t n, const float* b,
+                      std::int64_t ldb, panel_source source, const void* context, const float* bias,
+                      const epilogue<float>* ep, float* c, std::int64_t ldc, int threads) noexcept;
+};
+
+// Each build's config; null when its file was compiled without its instruction-set flags
+// (non-x86 targets, other compilers). The generic build is always there: it is the fallback.
+namespace isa_generic {
+[[nodiscard]] const gemm_config* config() noexcept;
+}
+namespace isa_avx2 {
+[[nodiscard]] const gemm_config* config() noexcept;
+}
+namespace isa_avx512 {
+[[nodiscard]] const gemm_config* config() noexcept;
+}
+
+/// The build this process runs, chosen on the first call (INFEROPT_NN_ISA caps it).
+[[nodiscard]] const gemm_config& chosen_config() noexcept;
 
 }  // namespace inferopt::runtime::nn

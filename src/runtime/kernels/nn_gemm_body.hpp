@@ -1,6 +1,7 @@
 // The Eigen GEMM body, compiled once per instruction set by nn_gemm_{generic,avx2,avx512}.cpp.
 // Include it only from those files, after defining INFEROPT_NN_GEMM_ISA (the namespace of the
-// build) and, for the ISA builds, `Eigen` as a renamed namespace: every Eigen template is then
+// build), INFEROPT_NN_GEMM_NAME (its gemm_config::isa) and, for the ISA builds, `Eigen` as a
+// renamed namespace. Everything but `config()` has internal linkage; every Eigen template is then
 // instantiated in a namespace of its own, so the linker can never merge an AVX-512
 // instantiation into code that runs on a CPU without it (or hand the AVX-512 file the
 // SSE2 instantiation of a shared template). No standard-library template is used here for the
@@ -174,11 +175,10 @@ index split_point(index total, index t, index parts, index unit) {
   return total * t / parts / unit * unit;
 }
 
-}  // namespace
+// ---- the entry points (gemm_config's fields) -----------------------------------------------
 
-bool available() noexcept { return true; }
-void gemm(const gemm_args<float>& args, int threads) noexcept { run(args, threads); }
-void gemm(const gemm_args<double>& args, int threads) noexcept { run(args, threads); }
+void gemm_f32(const gemm_args<float>& args, int threads) noexcept { run(args, threads); }
+void gemm_f64(const gemm_args<double>& args, int threads) noexcept { run(args, threads); }
 
 std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept {
   if (m <= 0 || k <= 0) return 0;
@@ -263,6 +263,13 @@ void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64
 #else
   packed_part(p, 0, n, 0, m);
 #endif
+}
+
+}  // namespace
+
+const gemm_config* config() noexcept {
+  static constexpr gemm_config build{INFEROPT_NN_GEMM_NAME, gemm_f32, gemm_f64, packed_size, pack_weights, gemm_packed};
+  return &build;
 }
 
 }  // namespace inferopt::runtime::nn::INFEROPT_NN_GEMM_ISA

@@ -1,13 +1,17 @@
-#include "inferopt/memory/caching_pool.hpp"
+#pragma once
+// The definitions of caching_pool. Included by caching_pool.hpp; include that instead.
 
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <limits>
 #include <string>
 
-#include "address_map.hpp"
+#include "inferopt/memory/caching_pool.hpp"
+#include "inferopt/memory/detail/address_map.hpp"
+#include "inferopt/memory/detail/arithmetic.hpp"
+#include "inferopt/memory/detail/size_class_bins.hpp"
 #include "inferopt/memory/out_of_memory.hpp"
-#include "size_class_bins.hpp"
 
 namespace inferopt::memory {
 
@@ -43,18 +47,10 @@ struct caching_pool::free_lists {
   detail::size_class_bins<block> bins;
 };
 
-namespace {
-
-std::size_t round_up(std::size_t n, std::size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
-
-bool is_power_of_two(std::size_t n) { return n != 0 && (n & (n - 1)) == 0; }
-
-}  // namespace
-
-caching_pool::caching_pool(memory_resource& upstream, caching_pool_options options, stream_events* events)
+inline caching_pool::caching_pool(memory_resource& upstream, caching_pool_options options, stream_events* events)
     : upstream_(&upstream), options_(options), events_(events), live_(std::make_unique<detail::address_map<block>>()) {
   const auto& o = options_;
-  expects(is_power_of_two(o.block_granularity) && o.block_granularity >= default_alignment,
+  expects(detail::is_power_of_two(o.block_granularity) && o.block_granularity >= default_alignment,
           "block_granularity must be a power of two of at least 256");
   expects(o.small_segment_bytes % o.block_granularity == 0, "small_segment_bytes must be a multiple of block_granularity");
   expects(o.large_granularity % o.block_granularity == 0, "large_granularity must be a multiple of block_granularity");
@@ -66,7 +62,7 @@ caching_pool::caching_pool(memory_resource& upstream, caching_pool_options optio
   lists_for(true, std::nullopt);
 }
 
-caching_pool::~caching_pool() {
+inline caching_pool::~caching_pool() {
   for (auto& seg : segments_) {
     for (block* b = seg->first; b != nullptr;) {
       block* next = b->next;
@@ -79,12 +75,12 @@ caching_pool::~caching_pool() {
   for (block* b : spare_blocks_) delete b;
 }
 
-std::size_t caching_pool::round_block(std::size_t bytes) const noexcept {
-  return round_up(bytes, options_.block_granularity);
+inline std::size_t caching_pool::round_block(std::size_t bytes) const noexcept {
+  return detail::round_up(bytes, options_.block_granularity);
 }
 
 // Pools serve few streams, and mostly the one used last: a cached pointer, then a short scan.
-caching_pool::free_lists* caching_pool::find_lists(bool large, std::optional<void*> owner) const noexcept {
+inline caching_pool::free_lists* caching_pool::find_lists(bool large, std::optional<void*> owner) const noexcept {
   if (!owner.has_value()) return shared_[large];
   if (free_lists* r = recent_[large]; r != nullptr && r->stream == owner) return r;
   for (const auto& l : lists_) {
@@ -93,7 +89,7 @@ caching_pool::free_lists* caching_pool::find_lists(bool large, std::optional<voi
   return nullptr;
 }
 
-caching_pool::free_lists& caching_pool::lists_for(bool large, std::optional<void*> owner) {
+inline caching_pool::free_lists& caching_pool::lists_for(bool large, std::optional<void*> owner) {
   if (free_lists* l = find_lists(large, owner)) return *l;
   const auto log2 = static_cast<unsigned>(std::countr_zero(options_.block_granularity));
   free_lists* l = lists_.emplace_back(std::make_unique<free_lists>(large, owner, log2)).get();
@@ -101,7 +97,7 @@ caching_pool::free_lists& caching_pool::lists_for(bool large, std::optional<void
   return *l;
 }
 
-caching_pool::block* caching_pool::new_block() {
+inline caching_pool::block* caching_pool::new_block() {
   if (spare_blocks_.empty()) return new block;
   block* b = spare_blocks_.back();
   spare_blocks_.pop_back();
@@ -109,7 +105,7 @@ caching_pool::block* caching_pool::new_block() {
   return b;
 }
 
-void caching_pool::recycle(block* b) noexcept {
+inline void caching_pool::recycle(block* b) noexcept {
   try {
     spare_blocks_.push_back(b);
   } catch (...) {
@@ -117,7 +113,7 @@ void caching_pool::recycle(block* b) noexcept {
   }
 }
 
-void* caching_pool::do_allocate(std::size_t bytes, std::size_t alignment, stream_ref stream) {
+inline void* caching_pool::do_allocate(std::size_t bytes, std::size_t alignment, stream_ref stream) {
   expects(alignment <= default_alignment, "caching_pool aligns blocks to at most 256 bytes");
   const bool large = bytes > options_.small_request_limit;
   const std::size_t size = round_block(bytes);
@@ -144,7 +140,7 @@ void* caching_pool::do_allocate(std::size_t bytes, std::size_t alignment, stream
   return b->ptr;
 }
 
-void caching_pool::do_deallocate(void* ptr, std::size_t, std::size_t, stream_ref stream) noexcept {
+inline void caching_pool::do_deallocate(void* ptr, std::size_t, std::size_t, stream_ref stream) noexcept {
   std::lock_guard lock(mutex_);
   block* b = live_->take(ptr);
   assert(b != nullptr && "caching_pool: pointer not allocated here");
@@ -171,7 +167,7 @@ void caching_pool::do_deallocate(void* ptr, std::size_t, std::size_t, stream_ref
 }
 
 // The better of the stream's own free block and a shared one.
-caching_pool::block* caching_pool::find_fit(free_lists& own, std::size_t size) {
+inline caching_pool::block* caching_pool::find_fit(free_lists& own, std::size_t size) {
   block* best = own.bins.best_fit(size);
   block* shared = shared_[own.large]->bins.best_fit(size);
   if (shared != nullptr && (best == nullptr || shared->size < best->size)) best = shared;
@@ -179,7 +175,7 @@ caching_pool::block* caching_pool::find_fit(free_lists& own, std::size_t size) {
 }
 
 // Moves a stream-owned free block to the shared lists, dropping its event.
-void caching_pool::share(block* b) {
+inline void caching_pool::share(block* b) {
   b->owner->bins.erase(b);
   if (b->event.handle != nullptr) events_->destroy(b->event);
   b->event = {};
@@ -188,7 +184,7 @@ void caching_pool::share(block* b) {
 
 // Blocks still owned by their stream never merge with shared ones, so none of the collected
 // blocks is merged away before its turn.
-bool caching_pool::reclaim_completed(bool large) {
+inline bool caching_pool::reclaim_completed(bool large) {
   std::vector<block*> done;
   for (const auto& l : lists_) {
     if (l->large != large || !l->stream.has_value()) continue;
@@ -200,7 +196,7 @@ bool caching_pool::reclaim_completed(bool large) {
   return !done.empty();
 }
 
-void caching_pool::synchronize(stream_ref stream) {
+inline void caching_pool::synchronize(stream_ref stream) {
   if (events_ != nullptr) events_->synchronize(stream);
   std::lock_guard lock(mutex_);
   for (bool large : {false, true}) {
@@ -215,43 +211,75 @@ void caching_pool::synchronize(stream_ref stream) {
 // Reserves a segment for a request of `size` and returns it as one free block owned by
 // `owner` (the requesting stream), not yet filed: its rest merges with that stream's frees,
 // and other streams get it after synchronize (it has no event to wait for).
-caching_pool::block* caching_pool::grow(bool large, std::size_t size, free_lists& owner) {
-  const std::size_t need = large ? round_up(size, options_.large_granularity) : options_.small_segment_bytes;
+//
+// Three steps, as RMM's pool_memory_resource grows: size_to_grow decides how much to reserve
+// (a pure policy), try_to_expand backs off while the upstream refuses, and block_from_upstream
+// is the one call that allocates from the upstream.
+inline caching_pool::block* caching_pool::grow(bool large, std::size_t size, free_lists& owner) {
+  const std::size_t need = large ? detail::round_up(size, options_.large_granularity) : options_.small_segment_bytes;
+  const std::size_t grown = large_reserved_;  // the growth follows what was reserved before any room is made
+  const std::size_t room = room_under_cap(need);
+  const upstream_block memory = try_to_expand(size_to_grow(large, need, grown, room), need);
+  return add_segment(memory, large, owner);
+}
+
+// Bytes that max_bytes leaves for a new segment of `need` bytes, after returning unused
+// segments if it would not fit otherwise; SIZE_MAX without a cap.
+// @throws out_of_memory when the segment does not fit even then.
+inline std::size_t caching_pool::room_under_cap(std::size_t need) {
+  if (!options_.max_bytes) return std::numeric_limits<std::size_t>::max();
+  const std::size_t max = *options_.max_bytes;
+  if (reserved_ + need > max) release_unused(max > need ? max - need : 0);
+  if (reserved_ + need > max) {
+    throw out_of_memory("caching_pool: cannot reserve " + std::to_string(need) + " bytes: " +
+                        std::to_string(reserved_) + " of the maximum " + std::to_string(max) + " are reserved");
+  }
+  return max - reserved_;
+}
+
+// The growth policy: the bytes to reserve for a request whose segment needs `need` bytes.
+// Small segments all have one size. A large segment is as big as all large segments reserved
+// so far (`large_reserved`, in whole granules): the pool doubles, so a footprint of F granules
+// takes about log2(F) segments, which bounds the upstream calls and the segments that coalesce
+// and trim walk. Without geometric growth it is just `need`. Under a cap it shrinks to the whole
+// granules of `room`, never below `need`.
+inline std::size_t caching_pool::size_to_grow(bool large, std::size_t need, std::size_t large_reserved,
+                                              std::size_t room) const noexcept {
+  const std::size_t granule = options_.large_granularity;
   std::size_t target = need;
-  if (large && options_.geometric_growth) target = std::max(need, round_up(large_reserved_, options_.large_granularity));
-  if (options_.max_bytes) {
-    const std::size_t max = *options_.max_bytes;
-    if (reserved_ + need > max) release_unused(max > need ? max - need : 0);
-    if (reserved_ + need > max) {
-      throw out_of_memory("caching_pool: cannot reserve " + std::to_string(need) + " bytes: " +
-                          std::to_string(reserved_) + " of the maximum " + std::to_string(max) + " are reserved");
-    }
-    target = std::max(need, std::min(target, (max - reserved_) / options_.large_granularity * options_.large_granularity));
+  if (large && options_.geometric_growth) target = std::max(need, detail::round_up(large_reserved, granule));
+  return std::max(need, std::min(target, room / granule * granule));
+}
+
+// The back-off: asks for `target` bytes, halving (in whole granules) down to `need` while the
+// upstream refuses; then returns every unused segment to the upstream and asks for `need` once
+// more. @throws out_of_memory when even that fails.
+inline caching_pool::upstream_block caching_pool::try_to_expand(std::size_t target, std::size_t need) {
+  while (true) {
+    if (char* ptr = block_from_upstream(target)) return {ptr, target};
+    if (target <= need) break;
+    target = std::max(need, detail::round_up(target / 2, options_.large_granularity));
   }
-  char* ptr = nullptr;
-  // Back off: halve the growth down to what the request needs, then free the cache, then fail.
-  while (ptr == nullptr) {
-    try {
-      ptr = static_cast<char*>(upstream_->allocate(target, default_alignment));
-    } catch (const std::bad_alloc&) {
-      if (target > need) {
-        target = std::max(need, round_up(target / 2, options_.large_granularity));
-        continue;
-      }
-      break;
-    }
+  if (release_unused(0) > 0) {
+    if (char* ptr = block_from_upstream(need)) return {ptr, need};
   }
-  if (ptr == nullptr && release_unused(0) > 0) {
-    try {
-      ptr = static_cast<char*>(upstream_->allocate(need, default_alignment));
-      target = need;
-    } catch (const std::bad_alloc&) {
-    }
+  throw out_of_memory("caching_pool: upstream cannot provide " + std::to_string(need) + " bytes (" +
+                      std::to_string(reserved_) + " reserved)");
+}
+
+// The one allocation from the upstream: `bytes` at the default alignment, or null when the
+// upstream throws bad_alloc (which the back-off answers); anything else it throws passes on.
+inline char* caching_pool::block_from_upstream(std::size_t bytes) {
+  try {
+    return static_cast<char*>(upstream_->allocate(bytes, default_alignment));
+  } catch (const std::bad_alloc&) {
+    return nullptr;
   }
-  if (ptr == nullptr) {
-    throw out_of_memory("caching_pool: upstream cannot provide " + std::to_string(need) + " bytes (" +
-                        std::to_string(reserved_) + " reserved)");
-  }
+}
+
+// Files the upstream memory as a new segment of one free block owned by `owner`; gives the
+// memory back when the records for it cannot be allocated.
+inline caching_pool::block* caching_pool::add_segment(upstream_block memory, bool large, free_lists& owner) {
   std::unique_ptr<segment> seg;
   block* b = nullptr;
   try {
@@ -260,26 +288,26 @@ caching_pool::block* caching_pool::grow(bool large, std::size_t size, free_lists
     segments_.reserve(segments_.size() + 1);
   } catch (...) {
     delete b;
-    upstream_->deallocate(ptr, target, default_alignment);
+    upstream_->deallocate(memory.ptr, memory.size, default_alignment);
     throw;
   }
-  seg->ptr = ptr;
-  seg->size = target;
+  seg->ptr = memory.ptr;
+  seg->size = memory.size;
   seg->large = large;
-  b->ptr = ptr;
-  b->size = target;
+  b->ptr = memory.ptr;
+  b->size = memory.size;
   b->seg = seg.get();
   b->owner = &owner;
   seg->first = b;
   segments_.push_back(std::move(seg));
-  reserved_ += target;
-  if (large) large_reserved_ += target;
+  reserved_ += memory.size;
+  if (large) large_reserved_ += memory.size;
   return b;
 }
 
 // Cuts the live block b down to `size` when the rest is worth keeping; the rest is filed
 // with b's former owner and free event: its memory was last used where b's was.
-caching_pool::block* caching_pool::split(block* b, std::size_t size, bool large, free_lists& owner) {
+inline caching_pool::block* caching_pool::split(block* b, std::size_t size, bool large, free_lists& owner) {
   const std::size_t rest = b->size - size;
   if (rest == 0 || rest < (large ? options_.min_large_remainder : options_.min_small_remainder)) return b;
   block* r = nullptr;
@@ -304,7 +332,7 @@ caching_pool::block* caching_pool::split(block* b, std::size_t size, bool large,
 }
 
 // Files the free block b with `owner`; merging with its neighbours waits for coalesce().
-void caching_pool::file(block* b, free_lists& owner) noexcept {
+inline void caching_pool::file(block* b, free_lists& owner) noexcept {
   b->owner = &owner;
   b->freed_at = ++frees_;
   owner.bins.insert(b);
@@ -313,7 +341,7 @@ void caching_pool::file(block* b, free_lists& owner) noexcept {
 // Merges every run of free neighbours with one owner in the segments of one kind; true when
 // anything merged. A merged block keeps the event of its most recently freed part: on one
 // stream a later event completes only after the earlier ones.
-bool caching_pool::coalesce(bool large) {
+inline bool caching_pool::coalesce(bool large) {
   bool merged = false;
   for (const auto& seg : segments_) {
     if (seg->large != large) continue;
@@ -341,7 +369,7 @@ bool caching_pool::coalesce(bool large) {
 }
 
 // `left` absorbs its address neighbour `right` (already unfiled); returns the merged block.
-caching_pool::block* caching_pool::merge(block* left, block* right) {
+inline caching_pool::block* caching_pool::merge(block* left, block* right) {
   left->size += right->size;
   left->next = right->next;
   if (right->next != nullptr) right->next->prev = left;
@@ -351,7 +379,7 @@ caching_pool::block* caching_pool::merge(block* left, block* right) {
 
 // A segment is unused when all its blocks are free, whichever streams freed them: the owner
 // only restricts reuse by other streams, not returning memory to the upstream.
-std::size_t caching_pool::release_unused(std::size_t target_reserved) {
+inline std::size_t caching_pool::release_unused(std::size_t target_reserved) {
   std::vector<segment*> unused;
   for (auto& seg : segments_) {
     bool all_free = true;
@@ -378,28 +406,28 @@ std::size_t caching_pool::release_unused(std::size_t target_reserved) {
   return released;
 }
 
-std::size_t caching_pool::trim(std::size_t target_reserved) {
+inline std::size_t caching_pool::trim(std::size_t target_reserved) {
   std::lock_guard lock(mutex_);
   return release_unused(target_reserved);
 }
 
-std::size_t caching_pool::reserved_bytes() const {
+inline std::size_t caching_pool::reserved_bytes() const {
   std::lock_guard lock(mutex_);
   return reserved_;
 }
 
-std::size_t caching_pool::allocated_bytes() const {
+inline std::size_t caching_pool::allocated_bytes() const {
   std::lock_guard lock(mutex_);
   return allocated_;
 }
 
-std::size_t caching_pool::segment_count() const {
+inline std::size_t caching_pool::segment_count() const {
   std::lock_guard lock(mutex_);
   return segments_.size();
 }
 
 // Free neighbours count as one block, as they will be once coalesced.
-free_space_info caching_pool::do_free_space() const {
+inline free_space_info caching_pool::do_free_space() const {
   std::lock_guard lock(mutex_);
   free_space_info info;
   for (const auto& seg : segments_) {

@@ -1,4 +1,6 @@
-#include "inferopt/memory/arena_planner.hpp"
+#pragma once
+// The definitions of plan_arena and check_plan. Included by arena_planner.hpp; include that
+// instead.
 
 #include <algorithm>
 #include <limits>
@@ -7,22 +9,20 @@
 #include <unordered_map>
 
 #include "inferopt/core/error.hpp"
+#include "inferopt/memory/arena_planner.hpp"
+#include "inferopt/memory/detail/arithmetic.hpp"
 
-namespace inferopt::memory {
+namespace inferopt::memory::detail {
 
-namespace {
-
-std::size_t align_up(std::size_t n, std::size_t alignment) { return (n + alignment - 1) / alignment * alignment; }
-
-bool lifetimes_overlap(const tensor_lifetime& a, const tensor_lifetime& b) {
+inline bool lifetimes_overlap(const tensor_lifetime& a, const tensor_lifetime& b) {
   return a.first_use <= b.last_use && b.first_use <= a.last_use;
 }
 
 // Index of each tensor's hinted input when the hint can apply at all (the input dies at the
 // step the tensor is born); npos otherwise.
-constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+inline constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
 
-std::vector<std::size_t> alias_targets(std::span<const tensor_lifetime> tensors) {
+inline std::vector<std::size_t> alias_targets(std::span<const tensor_lifetime> tensors) {
   std::unordered_map<std::size_t, std::size_t> index_of;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     expects(index_of.emplace(tensors[i].id, i).second, "tensor ids must be unique");
@@ -40,7 +40,7 @@ std::vector<std::size_t> alias_targets(std::span<const tensor_lifetime> tensors)
 
 // True when tensor i, at `offset`, would share a byte with a placed tensor whose lifetime
 // overlaps; `allowed` (the in-place input) is exempt.
-bool collides(std::span<const tensor_lifetime> tensors, const std::vector<std::size_t>& sizes,
+inline bool collides(std::span<const tensor_lifetime> tensors, const std::vector<std::size_t>& sizes,
               const std::vector<std::size_t>& placed, const std::vector<std::size_t>& offsets, std::size_t i,
               std::size_t offset, std::size_t allowed) {
   for (std::size_t j : placed) {
@@ -50,16 +50,18 @@ bool collides(std::span<const tensor_lifetime> tensors, const std::vector<std::s
   return false;
 }
 
-}  // namespace
+}  // namespace inferopt::memory::detail
 
-arena_plan plan_arena(std::span<const tensor_lifetime> tensors, std::size_t alignment) {
-  expects(alignment != 0 && (alignment & (alignment - 1)) == 0, "alignment must be a power of two");
+namespace inferopt::memory {
+
+inline arena_plan plan_arena(std::span<const tensor_lifetime> tensors, std::size_t alignment) {
+  expects(detail::is_power_of_two(alignment), "alignment must be a power of two");
   for (const auto& t : tensors) expects(t.first_use <= t.last_use, "first_use must not come after last_use");
-  const std::vector<std::size_t> alias = alias_targets(tensors);
+  const std::vector<std::size_t> alias = detail::alias_targets(tensors);
 
   const std::size_t n = tensors.size();
   std::vector<std::size_t> sizes(n);
-  for (std::size_t i = 0; i < n; ++i) sizes[i] = align_up(tensors[i].size, alignment);
+  for (std::size_t i = 0; i < n; ++i) sizes[i] = detail::round_up(tensors[i].size, alignment);
 
   arena_plan plan;
   plan.offsets.assign(n, 0);
@@ -83,19 +85,19 @@ arena_plan plan_arena(std::span<const tensor_lifetime> tensors, std::size_t alig
   std::vector<std::size_t> placed;  // indices, kept sorted by offset
   std::vector<bool> is_placed(n, false);
   for (std::size_t i : order) {
-    std::size_t offset = npos;
+    std::size_t offset = detail::npos;
     const std::size_t input = alias[i];
-    if (input != npos && is_placed[input] && sizes[i] <= sizes[input] &&
-        !collides(tensors, sizes, placed, plan.offsets, i, plan.offsets[input], input)) {
+    if (input != detail::npos && is_placed[input] && sizes[i] <= sizes[input] &&
+        !detail::collides(tensors, sizes, placed, plan.offsets, i, plan.offsets[input], input)) {
       offset = plan.offsets[input];
       plan.in_place[i] = true;
       plan.in_place_count += 1;
     } else {
       // Smallest gap between overlapping neighbours that fits, else above all of them.
       std::size_t gap_start = 0;
-      std::size_t best_gap = npos;
+      std::size_t best_gap = detail::npos;
       for (std::size_t j : placed) {
-        if (!lifetimes_overlap(tensors[i], tensors[j])) continue;
+        if (!detail::lifetimes_overlap(tensors[i], tensors[j])) continue;
         if (plan.offsets[j] >= gap_start) {
           const std::size_t gap = plan.offsets[j] - gap_start;
           if (gap >= sizes[i] && gap < best_gap) {
@@ -105,7 +107,7 @@ arena_plan plan_arena(std::span<const tensor_lifetime> tensors, std::size_t alig
         }
         gap_start = std::max(gap_start, plan.offsets[j] + sizes[j]);
       }
-      if (offset == npos) offset = gap_start;
+      if (offset == detail::npos) offset = gap_start;
     }
     plan.offsets[i] = offset;
     is_placed[i] = true;
@@ -117,8 +119,8 @@ arena_plan plan_arena(std::span<const tensor_lifetime> tensors, std::size_t alig
   return plan;
 }
 
-std::vector<std::string> check_plan(std::span<const tensor_lifetime> tensors, const arena_plan& plan,
-                                    std::size_t alignment) {
+inline std::vector<std::string> check_plan(std::span<const tensor_lifetime> tensors, const arena_plan& plan,
+                                           std::size_t alignment) {
   std::vector<std::string> problems;
   if (plan.offsets.size() != tensors.size() || plan.in_place.size() != tensors.size()) {
     problems.push_back("plan has " + std::to_string(plan.offsets.size()) + " offsets for " +
@@ -140,11 +142,12 @@ std::vector<std::string> check_plan(std::span<const tensor_lifetime> tensors, co
   auto legal_alias = [&](std::size_t a, std::size_t b) {
     if (!plan.in_place[a] || tensors[a].may_alias_input_of != tensors[b].id) return false;
     return tensors[b].last_use == tensors[a].first_use && plan.offsets[a] >= plan.offsets[b] &&
-           plan.offsets[a] + tensors[a].size <= plan.offsets[b] + align_up(tensors[b].size, std::max<std::size_t>(alignment, 1));
+           plan.offsets[a] + tensors[a].size <=
+               plan.offsets[b] + detail::round_up(tensors[b].size, std::max<std::size_t>(alignment, 1));
   };
   for (std::size_t a = 0; a < tensors.size(); ++a) {
     for (std::size_t b = a + 1; b < tensors.size(); ++b) {
-      if (!lifetimes_overlap(tensors[a], tensors[b])) continue;
+      if (!detail::lifetimes_overlap(tensors[a], tensors[b])) continue;
       const bool bytes_overlap = plan.offsets[a] < plan.offsets[b] + tensors[b].size &&
                                  plan.offsets[b] < plan.offsets[a] + tensors[a].size;
       if (bytes_overlap && !legal_alias(a, b) && !legal_alias(b, a)) {

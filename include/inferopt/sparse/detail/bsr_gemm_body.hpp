@@ -1,15 +1,19 @@
-// The body of the CPU block-sparse GEMM, compiled once per instruction set by
-// bsr_gemm_{portable,avx2,avx512}.cpp. Include it only from those files, after defining
-// INFEROPT_SPARSE_ISA (the namespace of the build, which declares panel_rows and
-// tile_outputs in bsr_gemm_isa.hpp) and, in an anonymous namespace of that namespace, a
-// struct `ops` with the vector type and operations:
+// The body of the CPU block-sparse GEMM, included once per instruction set by
+// bsr_gemm_{portable,avx2,avx512}.hpp, on purpose without #pragma once. Include it only from
+// those files, inside their target region (the AVX2 and AVX-512 builds open one with
+// `#pragma GCC target` or `#pragma clang attribute`, so every function here, lambdas and
+// template instances included, gets the build's instruction set), after defining
+// INFEROPT_SPARSE_ISA (the namespace of the build) and, in that namespace, the constants
+// panel_rows and tile_outputs and a struct `ops` with the vector type and operations:
 //   vec; lanes (floats per vec); zero(); load(p); broadcast(p); fma(a, b, acc) = a * b + acc;
 //   relu(v); store(p, v);
 //   store_columns4(a, b, c, d, y, ldy): y[r * ldy + 0 .. 3] = lane r of a, b, c, d, r < lanes;
 //   transpose_8x8(src, lds, dst, ldd): dst[c * ldd + r] = src[r * lds + c] for r, c < 8.
-// Everything here has internal linkage, and no standard-library template is used: the linker
-// must never merge an AVX2 or AVX-512 instantiation into the portable build (or the other way
-// round).
+// It includes nothing: a header first included inside a target region would have its inline
+// functions compiled for that instruction set. Everything here lives in the build's namespace,
+// and no standard-library template is used: the linker, which merges equal inline functions
+// of all translation units, can then never hand an AVX2 or AVX-512 function to the portable
+// build (or the other way round).
 //
 // Why the transposed problem (Y^T = S X^T, S = op(W)^T) and this register tile:
 // - Vectorizing over rows of X (panel_rows at a time) instead of over outputs makes every block
@@ -28,20 +32,14 @@
 // - X^T is packed once per call (O(m k), against O(m k n (1 - sparsity)) multiply-adds), into
 //   panels panel_rows wide and zero-padded to whole blocks, so edge blocks need no masking.
 
-#include <cstdint>
-
-#include "bsr_gemm_isa.hpp"
-
 namespace inferopt::sparse::detail::INFEROPT_SPARSE_ISA {
-
-namespace {
 
 using vec = ops::vec;
 constexpr int vectors = static_cast<int>(panel_rows / ops::lanes);
 static_assert(panel_rows % ops::lanes == 0 && panel_rows % 8 == 0, "a panel is whole vectors and 8x8 tiles");
 
-std::int64_t smaller(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
-std::int64_t larger(std::int64_t a, std::int64_t b) { return a > b ? a : b; }
+inline std::int64_t smaller(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
+inline std::int64_t larger(std::int64_t a, std::int64_t b) { return a > b ? a : b; }
 
 // unroll<N>(f) calls f(index<0>{}), ..., f(index<N - 1>{}). The register tile indexes its
 // accumulator array only with these compile-time indices: GCC keeps an array in memory (a
@@ -184,7 +182,7 @@ bool compute_fixed(const bsr_problem& p, std::int64_t b0, std::int64_t b1) noexc
   return false;
 }
 
-void pack_panel(const pack_problem& p, std::int64_t q) noexcept {
+inline void pack_panel(const pack_problem& p, std::int64_t q) noexcept {
   float* out = p.xt + q * p.k_pad * panel_rows;
   const std::int64_t m0 = q * panel_rows;
   const std::int64_t rows = smaller(panel_rows, p.m - m0);
@@ -204,13 +202,12 @@ void pack_panel(const pack_problem& p, std::int64_t q) noexcept {
   }
 }
 
-}  // namespace
-
-void pack(const pack_problem& p, std::int64_t p0, std::int64_t p1) noexcept {
+// The build's entry points (its bsr_gemm_config's pack and compute).
+inline void pack(const pack_problem& p, std::int64_t p0, std::int64_t p1) noexcept {
   for (std::int64_t q = p0; q < p1; ++q) pack_panel(p, q);
 }
 
-void compute(const bsr_problem& p, std::int64_t b0, std::int64_t b1) noexcept {
+inline void compute(const bsr_problem& p, std::int64_t b0, std::int64_t b1) noexcept {
   if (compute_fixed<4>(p, b0, b1) || compute_fixed<8>(p, b0, b1) || compute_fixed<16>(p, b0, b1) ||
       compute_fixed<32>(p, b0, b1)) {
     return;

@@ -1,15 +1,10 @@
-#pragma once
 // The AVX2 + FMA vector operations of the CPU block-sparse GEMM (see bsr_gemm_body.hpp), for
-// the AVX2 build and for the AVX-512 build, which packs X with the same 8x8 transpose.
-// Include it only after <immintrin.h> and INFEROPT_SPARSE_ISA, from a file compiled with at
-// least -mavx2 -mfma: it defines `avx2_ops` with internal linkage in that build's namespace.
-
-#include <cstdint>
-
-#include "bsr_gemm_isa.hpp"
+// the AVX2 build and for the AVX-512 build, which packs X with the same 8x8 transpose. Included
+// once per build, on purpose without #pragma once: include it only after <immintrin.h> and
+// INFEROPT_SPARSE_ISA, inside a target region of at least avx2 and fma. It defines `avx2_ops`
+// in that build's namespace.
 
 namespace inferopt::sparse::detail::INFEROPT_SPARSE_ISA {
-namespace {
 
 struct avx2_ops {
   using vec = __m256;
@@ -73,5 +68,4 @@ struct avx2_ops {
   }
 };
 
-}  // namespace
 }  // namespace inferopt::sparse::detail::INFEROPT_SPARSE_ISA

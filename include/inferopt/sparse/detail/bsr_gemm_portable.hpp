@@ -1,11 +1,17 @@
+#pragma once
 // The portable build of the CPU block-sparse GEMM: plain C++ on 8-float arrays, which the
-// compiler vectorizes for whatever the baseline target has (SSE2 on x86-64).
-#include "bsr_gemm_isa.hpp"
+// compiler vectorizes for whatever the including file is compiled for (SSE2 on x86-64 by
+// default). It has no target region: it is what runs everywhere.
 
-#define INFEROPT_SPARSE_ISA isa_portable
+#include <cstdint>
 
-namespace inferopt::sparse::detail::isa_portable {
-namespace {
+#include "inferopt/sparse/detail/bsr_gemm_isa.hpp"
+
+namespace inferopt::sparse::detail::bsr_portable {
+
+// Three 8-float vectors, as in the AVX2 build.
+inline constexpr std::int64_t panel_rows = 24;
+inline constexpr int tile_outputs = 4;
 
 struct ops {
   static constexpr int lanes = 8;
@@ -52,10 +58,8 @@ struct ops {
   }
 };
 
-}  // namespace
+}  // namespace inferopt::sparse::detail::bsr_portable
 
-bool available() noexcept { return true; }
-
-}  // namespace inferopt::sparse::detail::isa_portable
-
-#include "bsr_gemm_body.hpp"
+#define INFEROPT_SPARSE_ISA bsr_portable
+#include "inferopt/sparse/detail/bsr_gemm_body.hpp"
+#undef INFEROPT_SPARSE_ISA

@@ -1,4 +1,6 @@
-#include "inferopt/sparse/block_prune.hpp"
+#pragma once
+// The definitions of block_norms and prune_blocks. Included by block_prune.hpp; include that
+// instead.
 
 #include <algorithm>
 #include <cmath>
@@ -6,10 +8,9 @@
 #include <string>
 
 #include "inferopt/core/error.hpp"
+#include "inferopt/sparse/block_prune.hpp"
 
-namespace inferopt::sparse {
-
-namespace {
+namespace inferopt::sparse::detail {
 
 // Larger norm first; among equal norms the earlier block.
 struct ranks_before {
@@ -22,14 +23,18 @@ struct ranks_before {
 };
 
 // Marks the `count` best-ranked of `candidates` as kept.
-void keep_best(std::vector<std::int64_t>& candidates, std::int64_t count, const std::vector<double>& norms,
+inline void keep_best(std::vector<std::int64_t>& candidates, std::int64_t count, const std::vector<double>& norms,
                std::vector<bool>& keep) {
   count = std::clamp<std::int64_t>(count, 0, static_cast<std::int64_t>(candidates.size()));
   std::nth_element(candidates.begin(), candidates.begin() + count, candidates.end(), ranks_before{&norms});
-  for (std::int64_t i = 0; i < count; ++i) keep[static_cast<std::size_t>(candidates[static_cast<std::size_t>(i)])] = true;
+  for (std::int64_t i = 0; i < count; ++i) {
+    keep[static_cast<std::size_t>(candidates[static_cast<std::size_t>(i)])] = true;
+  }
 }
 
-}  // namespace
+}  // namespace inferopt::sparse::detail
+
+namespace inferopt::sparse {
 
 template <class T>
 std::vector<double> block_norms(std::span<const T> dense, std::int64_t rows, std::int64_t cols, block_shape block,
@@ -85,12 +90,12 @@ bsr_matrix<T> prune_blocks(std::span<const T> dense, std::int64_t rows, std::int
     std::vector<std::int64_t> row(static_cast<std::size_t>(block_cols));
     for (std::int64_t i = 0; i < block_rows; ++i) {
       std::iota(row.begin(), row.end(), i * block_cols);
-      keep_best(row, per_row, norms, keep);
+      detail::keep_best(row, per_row, norms, keep);
     }
   } else if (options.sparsity) {
     std::vector<std::int64_t> all(static_cast<std::size_t>(total));
     std::iota(all.begin(), all.end(), 0);
-    keep_best(all, total - std::llround(*options.sparsity * static_cast<double>(total)), norms, keep);
+    detail::keep_best(all, total - std::llround(*options.sparsity * static_cast<double>(total)), norms, keep);
   } else {
     for (std::size_t b = 0; b < norms.size(); ++b) keep[b] = norms[b] >= *options.threshold;
   }
@@ -118,14 +123,5 @@ bsr_matrix<T> prune_blocks(std::span<const T> dense, std::int64_t rows, std::int
   }
   return bsr_matrix<T>(rows, cols, block, std::move(row_ptr), std::move(col_ind), std::move(values));
 }
-
-template std::vector<double> block_norms<float>(std::span<const float>, std::int64_t, std::int64_t, block_shape,
-                                                block_norm);
-template std::vector<double> block_norms<double>(std::span<const double>, std::int64_t, std::int64_t, block_shape,
-                                                 block_norm);
-template bsr_matrix<float> prune_blocks<float>(std::span<const float>, std::int64_t, std::int64_t,
-                                               const prune_options&);
-template bsr_matrix<double> prune_blocks<double>(std::span<const double>, std::int64_t, std::int64_t,
-                                                 const prune_options&);
 
 }  // namespace inferopt::sparse
