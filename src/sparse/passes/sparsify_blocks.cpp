@@ -17,7 +17,6 @@ namespace inferopt::sparse {
 namespace {
 
 namespace op = block_sparse_matmul_op;
-namespace detail = inferopt::detail;  // the fusion and pass helpers, not sparse::detail (the kernels')
 
 constexpr std::array<std::string_view, 4> gemm_attributes{"alpha", "beta", "transA", "transB"};
 
