@@ -1,7 +1,7 @@
 #include "inferopt/runtime/kernel.hpp"
 
-#include "inferopt/runtime/detail/buffer_pool.hpp"
-#include "inferopt/runtime/detail/output_placement.hpp"
+#include "buffer_pool.hpp"
+#include "output_placement.hpp"
 
 namespace inferopt::runtime {
 

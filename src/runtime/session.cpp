@@ -10,11 +10,11 @@
 
 #include <Eigen/Core>
 
+#include "buffer_pool.hpp"
 #include "inferopt/core/atomic_file.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
-#include "inferopt/runtime/detail/buffer_pool.hpp"
-#include "inferopt/runtime/detail/output_placement.hpp"
+#include "output_placement.hpp"
 #include "session_arena.hpp"
 
 namespace inferopt::runtime {

@@ -12,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "inferopt/runtime/detail/output_placement.hpp"
 #include "inferopt/runtime/tensor.hpp"
+#include "output_placement.hpp"
 
 namespace inferopt::runtime::detail {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "elementwise_types.hpp"
-#include "inferopt/runtime/detail/kernel_util.hpp"
+#include "kernel_util.hpp"
 
 namespace inferopt::runtime::elementwise {
 

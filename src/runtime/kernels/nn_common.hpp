@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "inferopt/runtime/detail/kernel_util.hpp"
 #include "inferopt/runtime/kernel.hpp"
+#include "kernel_util.hpp"
 #include "nn_epilogue.hpp"
 
 namespace inferopt::runtime::nn {

@@ -29,7 +29,7 @@
 #include <type_traits>
 
 #include "inferopt/ir/value.hpp"
-#include "inferopt/runtime/detail/kernel_util.hpp"
+#include "kernel_util.hpp"
 #include "nn_common.hpp"
 #include "nn_gemm.hpp"
 #include "nn_winograd.hpp"

@@ -11,7 +11,7 @@
 
 #include <algorithm>
 
-#include "inferopt/runtime/detail/kernel_util.hpp"
+#include "kernel_util.hpp"
 #include "nn_common.hpp"
 #include "nn_gemm.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <cmath>
 
-#include "inferopt/runtime/detail/kernel_util.hpp"
+#include "kernel_util.hpp"
 #include "nn_common.hpp"
 
 namespace inferopt::runtime::nn {

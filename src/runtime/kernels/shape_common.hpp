@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "inferopt/core/float16.hpp"
-#include "inferopt/runtime/detail/kernel_util.hpp"
 #include "inferopt/runtime/kernel.hpp"
+#include "kernel_util.hpp"
 
 namespace inferopt::runtime::shape_detail {
 

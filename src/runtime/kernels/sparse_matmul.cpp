@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "inferopt/ir/value.hpp"
-#include "inferopt/runtime/detail/kernel_util.hpp"
 #include "inferopt/sparse/block_sparse_matmul_op.hpp"
 #include "inferopt/sparse/bsr_gemm.hpp"
+#include "kernel_util.hpp"
 
 namespace inferopt::runtime {
 
