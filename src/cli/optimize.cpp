@@ -78,7 +78,7 @@ nlohmann::json report_json(const optimize_options& o, const std::string& pipelin
   }
   return {{"model", o.input},   {"output", o.output},       {"pipeline", pipeline_text},
           {"passes", passes},   {"fixpoints", fixpoints},   {"total_ms", r.milliseconds},
-          {"before", to_json(before)}, {"after", to_json(after)}};
+          {"rollback_snapshots", r.snapshots}, {"before", to_json(before)}, {"after", to_json(after)}};
 }
 
 /// The pipeline the options name; unknown pass names are reported with suggestions.

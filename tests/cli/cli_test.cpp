@@ -242,6 +242,12 @@ TEST_CASE("optimize --passes runs exactly the given pipeline", "[cli][optimize]"
     check_report_passes(report, {"eliminate-dropout", "dce"});
     REQUIRE(report["fixpoints"].size() == 1);
     CHECK(report["fixpoints"][0]["converged"] == true);
+    // A rollback copy before the first pass and after each pass that changed the graph, not
+    // one per run: the last iteration changes nothing.
+    int runs = 0;
+    for (const json& p : report["passes"]) runs += p["runs"].get<int>();
+    CHECK(report["rollback_snapshots"].get<int>() >= 1);
+    CHECK(report["rollback_snapshots"].get<int>() < runs);
   }
   SECTION("--disable-pass leaves a pass out of a level's pipeline") {
     process_result r = run_cli({"optimize", model.string(), "-o", out.string(), "-O1", "--disable-pass",
