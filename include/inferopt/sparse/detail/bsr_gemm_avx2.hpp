@@ -17,17 +17,7 @@ inline constexpr int tile_outputs = 4;
 }  // namespace inferopt::sparse::detail::bsr_avx2
 
 #if INFEROPT_SPARSE_X86_BUILDS
-// GCC 12 reports the AVX-512 intrinsics' deliberately undefined operands (_mm512_undefined_ps)
-// as maybe uninitialized in every -Wall file that inlines them; the warning is about the
-// intrinsics header, so it is off while that header is read (as Eigen/Core quiets its own).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "inferopt/sparse/detail/x86_intrinsics.hpp"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
