@@ -63,7 +63,7 @@ TEST_CASE("a built-in pass that reports no change leaves the model byte for byte
   for (auto& [name, model] : contract_models()) {
     for (int level = 1; level <= 3; ++level) {
       CAPTURE(name, level);
-      ir::model m = ir::parse_model(ir::serialize_model(model));
+      ir::model m = model.clone();
       auto check = std::make_unique<unchanged_means_unchanged>();
       const unchanged_means_unchanged* seen = check.get();
       pass_manager manager;
