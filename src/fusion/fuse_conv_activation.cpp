@@ -27,10 +27,7 @@ struct conv_match {
   fusion::detail::fused_activation activation;
 };
 
-struct conv_search {
-  std::optional<conv_match> found;
-  const char* declined = nullptr;  // a statistic name, or null for "not a candidate at all"
-};
+match_result<conv_match> decline(std::string_view why) { return match_result<conv_match>::declined(why); }
 
 /// The element type a node's output has, falling back to its inputs' (Conv's X and W share
 /// one type; W is usually a constant initializer) when no type inference has run.
@@ -52,7 +49,7 @@ ir::node* sole_first_input_user(const ir::value* v) {
   return user && user->input(0) == v ? user : nullptr;
 }
 
-conv_search find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
+match_result<conv_match> find_match(const ir::graph& g, const pass_context& ctx, ir::node* conv) {
   // 1. a plain Conv with X, W, [B] and Conv's own attributes
   if (!conv->is("Conv") || conv->outputs().size() != 1 || !conv->output(0) || conv->inputs().size() < 2 ||
       conv->inputs().size() > 3 || !conv->input(0) || !conv->input(1)) {
@@ -60,17 +57,17 @@ conv_search find_match(const ir::graph& g, const pass_context& ctx, ir::node* co
   }
   for (const ir::attribute& a : conv->attributes()) {
     if (std::find(conv_attributes.begin(), conv_attributes.end(), a.name) == conv_attributes.end()) {
-      return {std::nullopt, "declined-attribute"};
+      return decline("declined-attribute");
     }
   }
   // 2. float32 only
-  if (float_type_of(ctx, conv) != ir::data_type::float32) return {std::nullopt, "declined-type"};
+  if (float_type_of(ctx, conv) != ir::data_type::float32) return decline("declined-type");
   // 3. com.microsoft version 1 can be imported
-  if (!fusion::detail::microsoft_opset_usable(ctx)) return {std::nullopt, "declined-opset"};
+  if (!fusion::detail::microsoft_opset_usable(ctx)) return decline("declined-opset");
   // 4. the Conv output feeds one node only
   ir::value* out = conv->output(0);
   ir::node* next = ir::sole_user(out);
-  if (!next) return {std::nullopt, "declined-users"};
+  if (!next) return decline("declined-users");
 
   conv_match m;
   m.conv = conv;
@@ -81,11 +78,11 @@ conv_search find_match(const ir::graph& g, const pass_context& ctx, ir::node* co
     m.add_slot = next->input(0) == out ? 0 : 1;
     m.residual = next->input(1 - m.add_slot);
     if (m.residual->elem_type() != ir::data_type::float32 || !same_static_shape(m.residual, out)) {
-      return {std::nullopt, "declined-residual-shape"};
+      return decline("declined-residual-shape");
     }
     next = sole_first_input_user(next->output(0));
   } else if (next->input(0) != out) {
-    return {std::nullopt, "declined-no-activation"};
+    return decline("declined-no-activation");
   }
   // 6. an activation FusedConv accepts (optional after an Add)
   if (next) {
@@ -94,11 +91,11 @@ conv_search find_match(const ir::graph& g, const pass_context& ctx, ir::node* co
       m.activation = std::move(*a);
     }
   }
-  if (!m.add && !m.act) return {std::nullopt, "declined-no-activation"};
+  if (!m.add && !m.act) return decline("declined-no-activation");
   // 7. the last absorbed node's output name can move to the fused node
   const ir::bypass_result last = m.act ? ir::can_bypass(g, m.act, 0, 0) : ir::can_bypass(g, m.add, m.add_slot, 0);
-  if (last != ir::bypass_result::removed) return {std::nullopt, "declined-output-name"};
-  return {std::move(m), nullptr};
+  if (last != ir::bypass_result::removed) return decline("declined-output-name");
+  return std::move(m);
 }
 
 void apply_match(ir::graph& g, pass_context& ctx, const conv_match& m) {
@@ -127,11 +124,8 @@ class conv_activation_pattern final : public pattern<conv_match> {
  public:
   conv_activation_pattern() : pattern("fuse-conv-activation", pattern_root{{"Conv"}}) {}
 
-  inferopt::match_result<conv_match> match(const ir::graph& g, ir::node& root, const pass_context& ctx) const override {
-    conv_search r = find_match(g, ctx, &root);
-    if (r.found) return std::move(*r.found);
-    if (r.declined) return inferopt::match_result<conv_match>::declined(r.declined);
-    return {};
+  match_result<conv_match> match(const ir::graph& g, ir::node& root, const pass_context& ctx) const override {
+    return find_match(g, ctx, &root);
   }
 
   std::int64_t rewrite(ir::graph& g, const conv_match& m, pass_context& ctx) const override {

@@ -20,12 +20,9 @@ struct gemm_match {
   fusion::detail::fused_activation activation;
 };
 
-struct gemm_search {
-  std::optional<gemm_match> found;
-  const char* declined = nullptr;  // a statistic name, or null for "not a candidate at all"
-};
+match_result<gemm_match> decline(std::string_view why) { return match_result<gemm_match>::declined(why); }
 
-gemm_search find_match(const ir::graph& g, const pass_context& ctx, ir::node* gemm) {
+match_result<gemm_match> find_match(const ir::graph& g, const pass_context& ctx, ir::node* gemm) {
   // 1. a plain Gemm with A, B, [C] and FusedGemm's attributes
   if (!gemm->is("Gemm") || gemm->outputs().size() != 1 || !gemm->output(0) || gemm->inputs().size() < 2 ||
       gemm->inputs().size() > 3 || !gemm->input(0) || !gemm->input(1)) {
@@ -33,25 +30,25 @@ gemm_search find_match(const ir::graph& g, const pass_context& ctx, ir::node* ge
   }
   for (const ir::attribute& a : gemm->attributes()) {
     if (std::find(gemm_attributes.begin(), gemm_attributes.end(), a.name) == gemm_attributes.end()) {
-      return {std::nullopt, "declined-attribute"};
+      return decline("declined-attribute");
     }
   }
   // 2. float32 only (the output's type, or A's when the output carries none)
   ir::data_type type = gemm->output(0)->elem_type();
   if (type == ir::data_type::undefined) type = gemm->input(0)->elem_type();
-  if (type != ir::data_type::float32) return {std::nullopt, "declined-type"};
+  if (type != ir::data_type::float32) return decline("declined-type");
   // 3. com.microsoft version 1 can be imported
-  if (!fusion::detail::microsoft_opset_usable(ctx)) return {std::nullopt, "declined-opset"};
+  if (!fusion::detail::microsoft_opset_usable(ctx)) return decline("declined-opset");
   // 4. one reader, an activation FusedGemm accepts
   ir::value* out = gemm->output(0);
   ir::node* next = ir::sole_user(out);
-  if (!next || next->input(0) != out) return {std::nullopt, "declined-no-activation"};
+  if (!next || next->input(0) != out) return decline("declined-no-activation");
   std::optional<fusion::detail::fused_activation> a = fusion::detail::match_fused_activation(ctx, next);
-  if (!a) return {std::nullopt, "declined-no-activation"};
-  if (a->name == "Clip" || a->name == "HardSwish") return {std::nullopt, "declined-activation"};
+  if (!a) return decline("declined-no-activation");
+  if (a->name == "Clip" || a->name == "HardSwish") return decline("declined-activation");
   // 5. the activation's output name can move to the fused node
-  if (ir::can_bypass(g, next, 0, 0) != ir::bypass_result::removed) return {std::nullopt, "declined-output-name"};
-  return {gemm_match{gemm, next, std::move(*a)}, nullptr};
+  if (ir::can_bypass(g, next, 0, 0) != ir::bypass_result::removed) return decline("declined-output-name");
+  return gemm_match{gemm, next, std::move(*a)};
 }
 
 void apply_match(ir::graph& g, pass_context& ctx, const gemm_match& m) {
@@ -74,11 +71,8 @@ class gemm_activation_pattern final : public pattern<gemm_match> {
  public:
   gemm_activation_pattern() : pattern("fuse-gemm-activation", pattern_root{{"Gemm"}}, 1, {"activations-fused"}) {}
 
-  inferopt::match_result<gemm_match> match(const ir::graph& g, ir::node& root, const pass_context& ctx) const override {
-    gemm_search r = find_match(g, ctx, &root);
-    if (r.found) return std::move(*r.found);
-    if (r.declined) return inferopt::match_result<gemm_match>::declined(r.declined);
-    return {};
+  match_result<gemm_match> match(const ir::graph& g, ir::node& root, const pass_context& ctx) const override {
+    return find_match(g, ctx, &root);
   }
 
   std::int64_t rewrite(ir::graph& g, const gemm_match& m, pass_context& ctx) const override {

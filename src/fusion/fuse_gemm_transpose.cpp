@@ -100,10 +100,14 @@ class matmul_to_gemm_pattern final : public pattern<matmul_conversion> {
     if (!transposes[0] && !transposes[1]) return {};
     if (ctx.onnx_opset() < 11) return result::declined("declined-opset");
     for (std::size_t slot = 0; slot < 2; ++slot) {
-      if (!transposes[slot] && ir::known_rank(matmul.input(slot)) != std::size_t{2}) return result::declined("declined-rank");
+      if (!transposes[slot] && ir::known_rank(matmul.input(slot)) != std::size_t{2}) {
+        return result::declined("declined-rank");
+      }
     }
     // A Transpose's output is often untyped; its input has the same element type.
-    const auto typed = [&](std::size_t slot) { return transposes[slot] ? transposes[slot]->input(0) : matmul.input(slot); };
+    const auto typed = [&](std::size_t slot) {
+      return transposes[slot] ? transposes[slot]->input(0) : matmul.input(slot);
+    };
     if (!ir::same_floating_type({typed(0), typed(1), matmul.output(0)})) return result::declined("declined-type");
     return matmul_conversion{&matmul};
   }

@@ -9,20 +9,29 @@
 
 namespace inferopt {
 
-bool pattern_root::accepts(const ir::node& n, std::int64_t opset) const {
+bool pattern_root::accepts_node(const ir::node& n) const {
   const auto is_default = [](std::string_view d) { return d.empty() || d == "ai.onnx"; };
   const bool same_domain = n.domain() == domain || (is_default(n.domain()) && is_default(domain));
-  if (!same_domain || opset < min_opset || opset > max_opset) return false;
-  return std::find(op_types.begin(), op_types.end(), n.op_type()) != op_types.end();
+  return same_domain && std::find(op_types.begin(), op_types.end(), n.op_type()) != op_types.end();
+}
+
+bool pattern_root::accepts(const ir::node& n, std::int64_t opset) const {
+  return opset >= min_opset && opset <= max_opset && accepts_node(n);
 }
 
 namespace {
 
-/// The patterns that may start at a node, by op type, each list in the order to try them.
+/// The patterns that may start at a node, by op type, each list in the order to try them. A
+/// pattern whose opset range leaves out the model's import is left out here, once: the
+/// imports do not change while a pass runs (a pass asks for new ones, added after it).
 class pattern_index {
  public:
-  explicit pattern_index(std::span<const rewrite_pattern* const> patterns) {
-    std::vector<const rewrite_pattern*> ordered(patterns.begin(), patterns.end());
+  pattern_index(std::span<const rewrite_pattern* const> patterns, const ir::model& m) {
+    std::vector<const rewrite_pattern*> ordered;
+    for (const rewrite_pattern* p : patterns) {
+      const std::int64_t opset = m.opset(p->root().domain).value_or(0);
+      if (opset >= p->root().min_opset && opset <= p->root().max_opset) ordered.push_back(p);
+    }
     std::stable_sort(ordered.begin(), ordered.end(),
                      [](const rewrite_pattern* a, const rewrite_pattern* b) { return a->benefit() > b->benefit(); });
     for (const rewrite_pattern* p : ordered) {
@@ -67,7 +76,7 @@ class driver {
  public:
   driver(pass_context& ctx, std::span<const rewrite_pattern* const> patterns, const greedy_rewrite_config& config,
          std::size_t nodes)
-      : ctx_(ctx), index_(patterns), config_(config) {
+      : ctx_(ctx), index_(patterns, ctx.model()), config_(config) {
     cap_ = config.max_rewrites > 0 ? config.max_rewrites
                                    : std::max<std::int64_t>(1024, 16 * static_cast<std::int64_t>(nodes));
     for (const rewrite_pattern* p : patterns) {
@@ -94,7 +103,6 @@ class driver {
 
  private:
   bool run_sweep(ir::graph& g) {
-    const std::int64_t opset_default = ctx_.onnx_opset();
     worklist work(g.node_list());
     bool rewrote = false;
     while (!work.empty() && !capped_) {
@@ -103,9 +111,7 @@ class driver {
       const std::vector<const rewrite_pattern*>* candidates = index_.candidates(*n);
       if (!candidates) continue;
       for (const rewrite_pattern* p : *candidates) {
-        const std::int64_t opset = p->root().domain.empty() ? opset_default
-                                                            : ctx_.model().opset(p->root().domain).value_or(0);
-        if (!p->root().accepts(*n, opset)) continue;
+        if (!p->root().accepts_node(*n)) continue;
         const pattern_outcome outcome = p->apply(g, *n, ctx_);
         if (outcome.what == pattern_outcome::kind::declined) record_decline(*p, *n, outcome.statistic);
         if (outcome.what != pattern_outcome::kind::rewritten) continue;
@@ -171,8 +177,7 @@ pattern_pass::pattern_pass(std::vector<std::unique_ptr<rewrite_pattern>> pattern
 }
 
 bool pattern_pass::run(ir::graph& g, pass_context& ctx) {
-  last_ = apply_patterns_greedily(g, ctx, views_, config_);
-  return last_.changed;
+  return apply_patterns_greedily(g, ctx, views_, config_).changed;
 }
 
 }  // namespace inferopt

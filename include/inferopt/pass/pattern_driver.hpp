@@ -74,8 +74,6 @@ class pattern_pass : public pass {
   [[nodiscard]] bool runs_on_subgraphs() const noexcept final { return false; }
   /// The patterns, in the order ties in benefit are tried.
   [[nodiscard]] std::span<const rewrite_pattern* const> patterns() const noexcept { return views_; }
-  /// What the last `run` did, pattern by pattern.
-  [[nodiscard]] const driver_result& last_result() const noexcept { return last_; }
 
  protected:
   explicit pattern_pass(std::vector<std::unique_ptr<rewrite_pattern>> patterns, greedy_rewrite_config config = {});
@@ -84,7 +82,6 @@ class pattern_pass : public pass {
   std::vector<std::unique_ptr<rewrite_pattern>> patterns_;
   std::vector<const rewrite_pattern*> views_;  // patterns_, borrowed
   greedy_rewrite_config config_;
-  driver_result last_;
 };
 
 }  // namespace inferopt

@@ -45,6 +45,8 @@ struct pattern_root {
 
   /// Whether `n` is such a node in a model importing `opset` for the root's domain.
   [[nodiscard]] bool accepts(const ir::node& n, std::int64_t opset) const;
+  /// Whether `n` has one of the op types in the root's domain (the opset aside).
+  [[nodiscard]] bool accepts_node(const ir::node& n) const;
 };
 
 /// The outcome of `match`: the match found, the statistic naming why the pattern declined, or
