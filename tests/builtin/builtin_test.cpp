@@ -10,6 +10,7 @@
 
 #include "inferopt/ir/sample_models.hpp"
 #include "pass/pass_test_util.hpp"
+#include "support/light_models.hpp"
 #include "support/paths.hpp"
 
 using namespace inferopt;
@@ -115,8 +116,7 @@ TEST_CASE("level O1 keeps every light model valid with its output names", "[buil
     WARN("../shared/models/onnx-light is absent; skipped");
     return;
   }
-  const std::string name = GENERATE(as<std::string>{}, "bvlc_alexnet", "densenet121", "inception_v1", "inception_v2",
-                                    "resnet50", "shufflenet", "squeezenet", "vgg19", "zfnet512");
+  const std::string name = GENERATE(from_range(test::light_model_names));
   CAPTURE(name);
   ir::model m = ir::load_model(*dir / ("light_" + name + ".onnx"));
   const std::vector<std::string> outputs = test::output_names(m.graph());
