@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   commands.push_back(inferopt::cli::add_plan(app));
   commands.push_back(inferopt::cli::add_sparsify(app));
   commands.push_back(inferopt::cli::add_prune(app));
+  commands.push_back(inferopt::cli::add_convert(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,0 +1,169 @@
+#include <cstring>
+
+#include "../graph_access.hpp"
+#include "adapter.hpp"
+#include "inferopt/core/error.hpp"
+#include "inferopt/core/float16.hpp"
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/rewriting.hpp"
+
+namespace inferopt::ir::opset {
+namespace {
+
+/// A scalar of `type` holding `v`, in ONNX's raw layout.
+tensor scalar_of(data_type type, double v) {
+  switch (type) {
+    case data_type::float32: return tensor::from_values<float>({}, {}, std::vector<float>{static_cast<float>(v)});
+    case data_type::float64: return tensor::from_values<double>({}, {}, std::vector<double>{v});
+    case data_type::int8: return tensor::from_values<std::int8_t>({}, {}, std::vector{static_cast<std::int8_t>(v)});
+    case data_type::uint8: return tensor::from_values<std::uint8_t>({}, {}, std::vector{static_cast<std::uint8_t>(v)});
+    case data_type::int16: return tensor::from_values<std::int16_t>({}, {}, std::vector{static_cast<std::int16_t>(v)});
+    case data_type::uint16:
+      return tensor::from_values<std::uint16_t>({}, {}, std::vector{static_cast<std::uint16_t>(v)});
+    case data_type::int32: return tensor::from_values<std::int32_t>({}, {}, std::vector{static_cast<std::int32_t>(v)});
+    case data_type::uint32:
+      return tensor::from_values<std::uint32_t>({}, {}, std::vector{static_cast<std::uint32_t>(v)});
+    case data_type::int64: return tensor::from_values<std::int64_t>({}, {}, std::vector{static_cast<std::int64_t>(v)});
+    case data_type::uint64:
+      return tensor::from_values<std::uint64_t>({}, {}, std::vector{static_cast<std::uint64_t>(v)});
+    case data_type::float16:
+    case data_type::bfloat16: {
+      const auto f = static_cast<float>(v);
+      const std::uint16_t bits = type == data_type::float16 ? float_to_half(f) : float_to_bfloat16(f);
+      tensor t;
+      t.dtype = type;
+      t.bytes = std::make_shared<const std::string>(reinterpret_cast<const char*>(&bits), sizeof bits);
+      return t;
+    }
+    default: throw error(errc::unsupported, "no scalar of element type " + std::string(to_string(type)));
+  }
+}
+
+}  // namespace
+
+void step_context::refuse(const std::string& why) const { throw error(errc::unsupported, "node " + n->describe() + ": " + why); }
+
+std::optional<std::vector<std::int64_t>> step_context::constant_ints(const value* v) const {
+  return ir::constant_ints(v, ir_version);
+}
+
+std::optional<std::vector<double>> step_context::constant_floats(const value* v) const {
+  return ir::constant_floats(v, ir_version);
+}
+
+namespace {
+std::string not_constant(const step_context& ctx, std::size_t index) {
+  const value* v = ctx.n->input(index);
+  return "input '" + (v ? v->name() : std::string()) + "' must be a constant to become an attribute before opset " +
+         std::to_string(ctx.version);
+}
+}  // namespace
+
+std::vector<std::int64_t> step_context::attribute_ints(std::size_t index) const {
+  std::optional<std::vector<std::int64_t>> v = constant_ints(n->input(index));
+  if (!v) refuse(not_constant(*this, index));
+  return std::move(*v);
+}
+
+std::vector<double> step_context::attribute_floats(std::size_t index) const {
+  std::optional<std::vector<double>> v = constant_floats(n->input(index));
+  if (!v) refuse(not_constant(*this, index));
+  return std::move(*v);
+}
+
+std::int64_t step_context::rank_or_refuse(const value* v, std::string_view what) const {
+  const std::optional<std::size_t> r = rank(v);
+  if (!r) refuse(std::string(what) + " needs the rank of '" + (v ? v->name() : std::string("?")) + "', which is not known");
+  return static_cast<std::int64_t>(*r);
+}
+
+data_type step_context::elem_type_or_refuse(const value* v, std::string_view what) const {
+  const data_type t = elem_type(v);
+  if (t == data_type::undefined) {
+    refuse(std::string(what) + " needs the element type of '" + (v ? v->name() : std::string("?")) +
+           "', which is not known");
+  }
+  return t;
+}
+
+value* step_context::add_constant(tensor t, std::string_view suffix) {
+  std::string name = g.unique_name(n->label() + "_" + std::string(suffix));
+  return g.add_initializer(std::move(name), std::move(t));
+}
+
+value* step_context::add_ints(const std::vector<std::int64_t>& values, std::string_view suffix, bool scalar) {
+  std::vector<std::int64_t> dims;
+  if (!scalar) dims.push_back(static_cast<std::int64_t>(values.size()));
+  return add_constant(tensor::from_values<std::int64_t>({}, std::move(dims), values), suffix);
+}
+
+value* step_context::add_scalar(data_type type, double v, std::string_view suffix) {
+  return add_constant(scalar_of(type, v), suffix);
+}
+
+node* step_context::add_before(std::string op, std::vector<value*> inputs, std::vector<attribute> attributes,
+                               std::string_view suffix, std::size_t outputs) {
+  const std::string base = g.unique_name(n->label() + "_" + std::string(suffix));
+  node_spec spec{std::move(op), std::move(inputs), {}, std::move(attributes), base, {}};
+  for (std::size_t i = 0; i < outputs; ++i) spec.outputs.push_back(g.unique_name(base + (i ? "_" + std::to_string(i) : "")));
+  return g.add_node(std::move(spec), n);
+}
+
+node* step_context::add_after(std::string op, std::vector<value*> inputs, std::vector<attribute> attributes,
+                              std::string_view suffix, std::size_t outputs) {
+  node* made = add_before(std::move(op), std::move(inputs), std::move(attributes), suffix, outputs);
+  if (next) g.move_before(made, next);
+  else g.move_before(n, made);  // `n` was last: moving it in front puts `made` last
+  return made;
+}
+
+void step_context::rebuild(std::string op, std::vector<value*> inputs, std::size_t outputs) {
+  for (std::size_t i = outputs; i < n->outputs().size(); ++i) {
+    const value* out = n->output(i);
+    expects(!out || (!out->has_uses() && !out->is_graph_output()), "rebuild: a dropped output is still read");
+  }
+  node* old = n;
+  node* made = add_before(std::move(op), std::move(inputs), std::move(old->attributes()), "rebuilt", outputs);
+  made->set_name(old->name());
+  made->set_domain(old->domain());
+  graph_access::residual(*made) = graph_access::residual(*old);
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < outputs; ++i) {
+    value* was = old->output(i);
+    names.emplace_back(was ? was->name() : std::string());
+    if (!was) continue;
+    made->output(i)->set_type(was->type());
+    g.replace_all_uses(was, made->output(i));
+  }
+  g.erase(old);
+  // Outputs the old node omitted stay unnamed in the file: an unread value of a fresh name is
+  // harmless, and ONNX allows trailing optional outputs to be left out only by count.
+  for (std::size_t i = 0; i < outputs; ++i) {
+    if (!names[i].empty()) g.rename(made->output(i), names[i]);
+  }
+  n = made;
+}
+
+void step_context::take_over(value* from, value* to) {
+  const std::string name = from->name();
+  const std::optional<value_type> type = from->type();
+  const std::vector<use> readers = from->uses();
+  for (const use& u : readers) {
+    if (u.user != to->producer()) u.user->owner()->set_input(u.user, u.input_index, to);
+  }
+  for (std::size_t i = 0; i < g.outputs().size(); ++i) {
+    if (g.outputs()[i] == from) g.set_output(i, to);
+  }
+  g.rename(from, g.unique_name(name + "_pre"));
+  g.clear_value_info(from);
+  g.rename(to, name);
+  to->set_type(type);
+}
+
+std::optional<std::vector<std::int64_t>> ints_attribute(const node& n, std::string_view name) {
+  const attribute* a = n.find_attribute(name);
+  if (!a || a->kind != attribute_kind::ints) return std::nullopt;
+  return a->ints;
+}
+
+}  // namespace inferopt::ir::opset
