@@ -37,28 +37,36 @@ std::vector<double> widen(const tensor& t, Convert convert) {
 
 }  // namespace
 
-std::optional<std::vector<double>> constant_floats(const value* v, std::int64_t ir_version) {
-  const tensor* t = constant_tensor(v, ir_version);
-  if (!t) return std::nullopt;
+std::optional<std::vector<double>> floats_of(const tensor& t) {
+  if (!t.has_data()) return std::nullopt;
   const auto same = [](auto x) { return x; };
-  switch (t->dtype) {
-    case data_type::float32: return widen<float>(*t, same);
-    case data_type::float64: return widen<double>(*t, same);
-    case data_type::float16: return widen<std::uint16_t>(*t, inferopt::half_to_float);
-    case data_type::bfloat16: return widen<std::uint16_t>(*t, inferopt::bfloat16_to_float);
+  switch (t.dtype) {
+    case data_type::float32: return widen<float>(t, same);
+    case data_type::float64: return widen<double>(t, same);
+    case data_type::float16: return widen<std::uint16_t>(t, inferopt::half_to_float);
+    case data_type::bfloat16: return widen<std::uint16_t>(t, inferopt::bfloat16_to_float);
     default: return std::nullopt;
   }
 }
 
-std::optional<std::vector<std::int64_t>> constant_ints(const value* v, std::int64_t ir_version) {
-  const tensor* t = constant_tensor(v, ir_version);
-  if (!t) return std::nullopt;
-  if (t->dtype == data_type::int64) return t->values<std::int64_t>();
-  if (t->dtype == data_type::int32) {
-    const std::vector<std::int32_t> narrow = t->values<std::int32_t>();
+std::optional<std::vector<std::int64_t>> ints_of(const tensor& t) {
+  if (!t.has_data()) return std::nullopt;
+  if (t.dtype == data_type::int64) return t.values<std::int64_t>();
+  if (t.dtype == data_type::int32) {
+    const std::vector<std::int32_t> narrow = t.values<std::int32_t>();
     return std::vector<std::int64_t>(narrow.begin(), narrow.end());
   }
   return std::nullopt;
+}
+
+std::optional<std::vector<double>> constant_floats(const value* v, std::int64_t ir_version) {
+  const tensor* t = constant_tensor(v, ir_version);
+  return t ? floats_of(*t) : std::nullopt;
+}
+
+std::optional<std::vector<std::int64_t>> constant_ints(const value* v, std::int64_t ir_version) {
+  const tensor* t = constant_tensor(v, ir_version);
+  return t ? ints_of(*t) : std::nullopt;
 }
 
 namespace {

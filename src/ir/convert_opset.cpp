@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "inferopt/core/error.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/verify.hpp"
 #include "opset/adapter.hpp"
 #include "opset/op_history.hpp"
@@ -40,6 +42,39 @@ void check_types(const step_context& ctx, const definition& d) {
     }
   }
 }
+
+/// Constants the conversion leaves unread (an axes initializer whose node went back to an
+/// attribute, a Constant node that fed it) are dropped; constants that were unread before
+/// stay, as they are none of the conversion's business.
+class unread_constants {
+ public:
+  explicit unread_constants(const graph& g) { remember(g); }
+
+  void drop(graph& g) const {
+    for (node* n : g.node_list()) {
+      for (graph* sub : n->subgraphs()) drop(*sub);
+      if (n->is("Constant") && n->output(0) && was_read_or_new(n->output(0))) (void)erase_if_unread(g, n);
+    }
+    for (value* v : g.initializers()) {
+      if (!v->is_graph_input() && !v->is_graph_output() && !v->has_uses() && was_read_or_new(v)) g.erase_value(v);
+    }
+  }
+
+ private:
+  void remember(const graph& g) {
+    for (const value* v : g.values()) {
+      existing_.insert(v);
+      if (v->has_uses()) read_.insert(v);
+    }
+    for (const node* n : g.nodes()) {
+      for (const graph* sub : n->subgraphs()) remember(*sub);
+    }
+  }
+  [[nodiscard]] bool was_read_or_new(const value* v) const { return read_.contains(v) || !existing_.contains(v); }
+
+  std::unordered_set<const value*> existing_;
+  std::unordered_set<const value*> read_;
+};
 
 class converter {
  public:
@@ -157,7 +192,9 @@ opset_conversion_report convert_opset(model& m, std::int64_t target) {
 
   model work = m.clone();
   try {
+    const unread_constants unread(work.graph());
     converter(work, report.from_opset, target, report).convert(work.graph());
+    unread.drop(work.graph());
   } catch (const error& e) {
     throw error(e.code(), "converting opset " + std::to_string(report.from_opset) + " to " + std::to_string(target) +
                               ": " + e.what());
@@ -168,6 +205,16 @@ opset_conversion_report convert_opset(model& m, std::int64_t target) {
   verify(work.graph());
   m = std::move(work);
   return report;
+}
+
+std::vector<op_versions> convertible_ops() {
+  std::vector<op_versions> out;
+  for (const op_history& h : opset::all_histories()) {
+    op_versions o{std::string(h.op), {}};
+    for (const definition& d : h.definitions) o.versions.push_back(d.since);
+    out.push_back(std::move(o));
+  }
+  return out;
 }
 
 std::string describe(const opset_conversion_report& r) {

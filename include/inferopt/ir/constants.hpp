@@ -28,6 +28,13 @@ namespace inferopt::ir {
 /// (also for a null `v`).
 [[nodiscard]] const tensor* constant_tensor(const value* v, std::int64_t ir_version) noexcept;
 
+/// The values of a floating-point tensor, widened to double; nullopt for another element type
+/// or a tensor without data.
+[[nodiscard]] std::optional<std::vector<double>> floats_of(const tensor& t);
+
+/// The values of an int32/int64 tensor; nullopt otherwise.
+[[nodiscard]] std::optional<std::vector<std::int64_t>> ints_of(const tensor& t);
+
 /// The values of a constant floating-point operand, widened to double; nullopt when `v` is
 /// not such a constant.
 [[nodiscard]] std::optional<std::vector<double>> constant_floats(const value* v, std::int64_t ir_version);

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "inferopt/ir/model.hpp"
 
@@ -54,6 +55,15 @@ struct opset_conversion_report {
 ///         opset. `m` is left as it was when anything throws.
 /// Not thread-safe with respect to `m`.
 opset_conversion_report convert_opset(model& m, std::int64_t target);
+
+/// One op the converter knows and the opsets where its definition changed, oldest first.
+struct op_versions {
+  std::string op;
+  std::vector<std::int64_t> versions;
+};
+
+/// Every default-domain op the converter knows, sorted by op (for documentation and tests).
+[[nodiscard]] std::vector<op_versions> convertible_ops();
 
 /// `converted opset 9 -> 13`, for the one line commands print.
 [[nodiscard]] std::string describe(const opset_conversion_report& r);

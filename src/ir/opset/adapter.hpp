@@ -34,7 +34,8 @@ struct step_context {
   [[nodiscard]] std::optional<std::size_t> rank(const value* v) const { return facts.rank(v); }
   [[nodiscard]] std::optional<std::vector<std::int64_t>> dims(const value* v) const { return facts.dims(v); }
   [[nodiscard]] data_type elem_type(const value* v) const { return facts.elem_type(v); }
-  /// The values of a constant int32/int64 operand; nullopt when it is not one.
+  /// The values of a constant int32/int64 operand (an initializer the caller cannot feed, or
+  /// a Constant node's output, as exporters often write axes); nullopt when it is not one.
   [[nodiscard]] std::optional<std::vector<std::int64_t>> constant_ints(const value* v) const;
   /// The values of a constant floating operand, widened to double; nullopt when not one.
   [[nodiscard]] std::optional<std::vector<double>> constant_floats(const value* v) const;

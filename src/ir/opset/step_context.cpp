@@ -43,12 +43,43 @@ tensor scalar_of(data_type type, double v) {
 
 void step_context::refuse(const std::string& why) const { throw error(errc::unsupported, "node " + n->describe() + ": " + why); }
 
+namespace {
+
+/// The tensor a default-domain Constant node makes from its `value` attribute, or null.
+const tensor* constant_node_value(const value* v) {
+  const node* p = v ? v->producer() : nullptr;
+  if (!p || !p->is("Constant")) return nullptr;
+  const attribute* a = p->find_attribute("value");
+  return a && a->kind == attribute_kind::t && !a->tensors.empty() ? &a->tensors[0] : nullptr;
+}
+
+/// The value_ints / value_int (or the float forms) of a Constant node, when it has them.
+const attribute* constant_node_list(const value* v, const char* list, const char* one) {
+  const node* p = v ? v->producer() : nullptr;
+  if (!p || !p->is("Constant")) return nullptr;
+  const attribute* a = p->find_attribute(list);
+  return a ? a : p->find_attribute(one);
+}
+
+}  // namespace
+
 std::optional<std::vector<std::int64_t>> step_context::constant_ints(const value* v) const {
-  return ir::constant_ints(v, ir_version);
+  if (auto ints = ir::constant_ints(v, ir_version)) return ints;
+  if (const attribute* a = constant_node_list(v, "value_ints", "value_int")) {
+    return a->kind == attribute_kind::ints ? a->ints : std::vector<std::int64_t>{a->i};
+  }
+  const tensor* t = constant_node_value(v);
+  return t ? ints_of(*t) : std::nullopt;
 }
 
 std::optional<std::vector<double>> step_context::constant_floats(const value* v) const {
-  return ir::constant_floats(v, ir_version);
+  if (auto floats = ir::constant_floats(v, ir_version)) return floats;
+  if (const attribute* a = constant_node_list(v, "value_floats", "value_float")) {
+    return a->kind == attribute_kind::floats ? std::vector<double>(a->floats.begin(), a->floats.end())
+                                             : std::vector<double>{a->f};
+  }
+  const tensor* t = constant_node_value(v);
+  return t ? floats_of(*t) : std::nullopt;
 }
 
 namespace {
