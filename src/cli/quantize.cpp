@@ -132,7 +132,7 @@ void print_qdq(const quant::qdq_report& qdq, bool per_channel) {
   std::cout << "quantized " << qdq.nodes_quantized << " nodes (" << qdq.activations_quantized << " activations, "
             << qdq.weights_quantized << " weights " << (per_channel && !qdq.per_tensor_fallback ? "per channel" : "per tensor")
             << ", " << qdq.biases_quantized << " int32 biases); opset " << qdq.opset
-            << (qdq.opset_raised ? " (raised for per-axis scales)" : "") << "\n";
+            << (qdq.opset_raised ? " (converted for per-axis scales)" : "") << "\n";
   for (const std::string& line : qdq.skipped) std::cout << "  left in float: " << line << "\n";
 }
 
@@ -202,6 +202,7 @@ int run_quantize(const quantize_cli_options& o) {
     std::cout << "calibrating on " << in.calibration.size() << " batch(es), method " << o.method << "\n";
   }
   const quant::quantize_result r = quant::quantize_model(m, options);
+  if (!r.opset_conversion.empty()) std::cout << r.opset_conversion << "\n";
   print_qdq(r.qdq, options.qdq.weights == quant::weight_granularity::per_channel);
   print_error(o, r);
   save_and_announce(m, o.output);

@@ -11,6 +11,7 @@
 
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/convert_opset.hpp"
 #include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt::quant {
@@ -307,42 +308,6 @@ std::optional<bias_entry> quantize_bias(const std::vector<double>& bias, float i
   return e;
 }
 
-// ---- opset ----------------------------------------------------------------------------------
-
-/// Default-domain ops whose meaning is the same in opsets 11, 12 and 13 (13 only added
-/// bfloat16 and similar types to most of them). Softmax, Split, Squeeze, Unsqueeze, the
-/// Reduce ops, Dropout and Resize changed and are left out on purpose.
-bool unchanged_from_11_to_13(std::string_view op) {
-  static const std::set<std::string_view> ops = {
-      "Abs", "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant", "Conv",
-      "ConvTranspose", "DequantizeLinear", "Div", "Erf", "Exp", "Flatten", "Gather", "Gemm",
-      "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid", "Identity", "LeakyRelu", "MatMul", "Max",
-      "MaxPool", "Min", "Mul", "Neg", "Pad", "QuantizeLinear", "Relu", "Reshape", "Shape", "Sigmoid",
-      "Slice", "Sqrt", "Sub", "Sum", "Tanh", "Transpose"};
-  return ops.contains(op);
-}
-
-bool only_stable_ops(const ir::graph& g) {
-  for (const ir::node* n : g.nodes()) {
-    if (n->is_onnx_domain() && !unchanged_from_11_to_13(n->op_type())) return false;
-    for (const ir::graph* sub : n->subgraphs()) {
-      if (!only_stable_ops(*sub)) return false;
-    }
-  }
-  return true;
-}
-
-/// Whether importing opset 13 instead of 11 or 12 keeps the model's meaning.
-bool can_raise_to_13(const ir::model& m, std::int64_t opset) {
-  return opset >= 11 && m.ir_version >= 7 && only_stable_ops(m.graph());
-}
-
-void raise_default_opset(ir::model& m, std::int64_t version) {
-  for (ir::opset_import& o : m.opsets) {
-    if (o.domain.empty() || o.domain == "ai.onnx") o.version = version;
-  }
-}
-
 // ---- editing ---------------------------------------------------------------------------------
 
 template <class T>
@@ -369,9 +334,12 @@ ir::value* add_single(ir::graph& g, const std::string& op, std::vector<ir::value
                       ir::node* position, std::optional<ir::value_type> type,
                       std::vector<ir::attribute> attributes = {}) {
   std::string output = g.unique_name(base + "_" + (op == "QuantizeLinear" ? "quantized" : "dequantized"));
-  ir::node* n = g.add_node(
-      ir::node_spec{op, std::move(inputs), {std::move(output)}, std::move(attributes), g.unique_name(base + "_" + op), {}},
-      position);
+  // Named after its output, which is unique: unique_name knows value names only, so a name
+  // made from `base` alone repeats when two pairs share a base (a bias two Convs read) and
+  // onnxruntime refuses models with two nodes of one name.
+  std::string name = output;
+  ir::node* n = g.add_node(ir::node_spec{op, std::move(inputs), {std::move(output)}, std::move(attributes), std::move(name), {}},
+                           position);
   n->output(0)->set_type(std::move(type));
   return n->output(0);
 }
@@ -577,20 +545,30 @@ qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_optio
   qdq_report report;
   const std::int64_t opset = m.opset("").value_or(0);
   if (opset < 10) {
-    throw error(errc::unsupported,
-                "quantize-qdq: QuantizeLinear needs opset 10 or later, the model imports opset " + std::to_string(opset));
+    throw error(errc::unsupported, "quantize-qdq: QuantizeLinear needs opset 10 or later, the model imports opset " +
+                                       std::to_string(opset) + " (ir::convert_opset raises it)");
   }
   report.opset = opset;
   bool per_channel = options.weights == weight_granularity::per_channel;
-  const bool needs_raise = per_channel && opset < 13;
-  if (needs_raise && !can_raise_to_13(m, opset)) {
-    per_channel = false;
-    report.per_tensor_fallback = true;
+  // Per-axis scales need opset 13: a copy converted to 13 is planned and edited, and takes
+  // m's place once there is something to quantize. A model the converter cannot take there
+  // gets per-tensor weights instead.
+  ir::model raised;
+  ir::model* target = &m;
+  if (per_channel && opset < 13) {
+    raised = m.clone();
+    try {
+      (void)ir::convert_opset(raised, 13);
+      target = &raised;
+    } catch (const error&) {
+      per_channel = false;
+      report.per_tensor_fallback = true;
+    }
   }
 
   // 1. Decide, node by node, with nothing edited.
-  ir::graph& g = m.graph();
-  const planner pl{m, ranges, options, m.ir_version, per_channel};
+  ir::graph& g = target->graph();
+  const planner pl{*target, ranges, options, target->ir_version, per_channel};
   std::set<const ir::node*> excluded;
   const std::vector<node_plan> plans = plan_nodes(g, pl, excluded, report);
   if (plans.empty()) return report;
@@ -599,11 +577,9 @@ qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_optio
   activation_table acts = activations_of(plans, ranges, options);
   constant_plan constants = constants_of(plans, acts, pl, report);
 
-  // 3. Edit.
-  const bool any_axis = std::any_of(constants.weights.begin(), constants.weights.end(),
-                                    [](const weight_entry& w) { return w.axis != per_tensor; });
-  if (needs_raise && any_axis) {
-    raise_default_opset(m, 13);
+  // 3. Edit. The graph object moves with the model, so `g` and the plans stay valid.
+  if (target == &raised) {
+    m = std::move(raised);
     report.opset = 13;
     report.opset_raised = true;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "inferopt/core/error.hpp"
+#include "inferopt/ir/convert_opset.hpp"
 #include "inferopt/ir/verify.hpp"
 #include "inferopt/quant/calibrators.hpp"
 #include "inferopt/runtime/inputs.hpp"
@@ -37,6 +38,25 @@ std::span<const runtime::tensor_map> validation_of(const ir::model& m, const qua
   return random;
 }
 
+/// Raises `m` to the opset the QDQ model needs (see quantize_model); returns the line saying
+/// so, or an empty one when the opset stays.
+std::string raise_opset(ir::model& m, const qdq_options& q) {
+  const std::int64_t opset = m.opset("").value_or(0);
+  const bool per_channel = q.weights == weight_granularity::per_channel;
+  if (opset >= 13 || (opset >= 10 && !per_channel)) return {};
+  const std::int64_t target = per_channel ? 13 : 11;
+  const std::string reason = opset < 10 ? "QuantizeLinear" : "per-channel DequantizeLinear";
+  ir::model raised = m.clone();
+  try {
+    const ir::opset_conversion_report r = ir::convert_opset(raised, target);
+    m = std::move(raised);
+    return ir::describe(r) + " for " + reason;
+  } catch (const error& e) {
+    if (opset >= 10) return {};  // quantize_qdq falls back to per-tensor weights
+    throw error(errc::unsupported, "quantize: " + reason + " needs opset 10 or later: " + e.what());
+  }
+}
+
 }  // namespace
 
 quantize_result quantize_model(ir::model& m, const quantize_options& options) {
@@ -44,10 +64,12 @@ quantize_result quantize_model(ir::model& m, const quantize_options& options) {
     throw error(errc::invalid_argument, "quantize: no calibration batches and no calibration states to merge");
   }
   quantize_result r;
-  calibrate_into(r, m, options);
+  // The float model at the opset QDQ needs; `m` stays as it was until the end.
+  ir::model float_model = m.clone();
+  r.opset_conversion = raise_opset(float_model, options.qdq);
+  calibrate_into(r, float_model, options);
 
   // Each fallback step quantizes the float model again with more nodes left out.
-  const ir::model float_model = m.clone();
   auto quantize_with = [&](const std::vector<std::string>& excluded) {
     ir::model copy = float_model.clone();
     qdq_options with = options.qdq;
@@ -56,7 +78,7 @@ quantize_result quantize_model(ir::model& m, const quantize_options& options) {
     return copy;
   };
   std::vector<runtime::tensor_map> random;
-  const std::span<const runtime::tensor_map> validation = validation_of(m, options, random);
+  const std::span<const runtime::tensor_map> validation = validation_of(float_model, options, random);
   fallback_result fallback = fall_back_to_float(float_model, quantize_with, validation, options.fallback);
   ir::verify(fallback.quantized.graph());
 

@@ -484,9 +484,9 @@ TEST_CASE("quantize_qdq run twice gives the same model as run once", "[quant][qd
   CHECK(test::bytes_of(q) == once);
 }
 
-TEST_CASE("quantize_qdq raises opset 11 to 13 for per-channel weights only when every op allows it",
+TEST_CASE("quantize_qdq converts opsets 11 and 12 to 13 for per-channel weights, per-tensor where it cannot",
           "[quant][qdq]") {
-  SECTION("only ops unchanged from 11 to 13: raised") {
+  SECTION("ops unchanged from 11 to 13: converted") {
     const ir::model m = small_cnn(11);
     auto [q, r] = quantized(m, observe_ranges(m));
     CHECK(r.opset_raised);
@@ -494,12 +494,26 @@ TEST_CASE("quantize_qdq raises opset 11 to 13 for per-channel weights only when 
     CHECK(q.opset("") == 13);
     CHECK(producer(first_op(q.graph(), "Conv")->input(1))->attr_int("axis", -1) == 0);
   }
-  SECTION("a Softmax, whose axis meaning changed at 13: per-tensor instead") {
+  SECTION("a Softmax, whose axis meaning changed at 13: converted with it") {
     ir::model m = small_cnn(12);
     ir::value* logits = m.graph().outputs()[0];
     ir::node* sm = test::add_op(m.graph(), "Softmax", {logits}, "softmax", {"probs"});
     sm->output(0)->set_type(logits->type());
     m.graph().set_output(0, sm->output(0));
+    auto [q, r] = quantized(m, observe_ranges(m));
+    CHECK(r.opset_raised);
+    CHECK(first_op(q.graph(), "Softmax")->attr_int("axis", 0) == -1);  // the last of the logits' two axes
+    CHECK(producer(first_op(q.graph(), "Conv")->input(1))->attr_int("axis", -1) == 0);
+  }
+  SECTION("a Resize mode opset 13 dropped: per-tensor instead") {
+    ir::model m = small_cnn(12);
+    ir::value* logits = m.graph().outputs()[0];
+    ir::value* roi = m.graph().add_initializer("roi", ir::tensor::from_values<float>("roi", {0}, std::vector<float>{}));
+    ir::value* scales = m.graph().add_initializer("scales", ir::tensor::from_values<float>("scales", {2}, std::vector<float>{1, 1}));
+    ir::node* resize = test::add_op(m.graph(), "Resize", {logits, roi, scales}, "resize", {"resized"});
+    resize->set_attribute(ir::attribute::make_string("coordinate_transformation_mode", "tf_half_pixel_for_nn"));
+    resize->output(0)->set_type(logits->type());
+    m.graph().set_output(0, resize->output(0));
     auto [q, r] = quantized(m, observe_ranges(m));
     CHECK_FALSE(r.opset_raised);
     CHECK(r.per_tensor_fallback);

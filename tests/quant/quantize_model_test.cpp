@@ -135,21 +135,51 @@ TEST_CASE("quantize_model leaves the model as it was when it throws", "[quant][q
     REQUIRE_THROWS_AS(quant::quantize_model(m, {}), error);
     CHECK(ir::serialize_model(m) == before);
   }
-  SECTION("an opset without QuantizeLinear, after calibration") {
+  SECTION("an opset without QuantizeLinear that the converter cannot raise") {
     ir::model m = small_cnn(9);
+    // A Dropout mask someone reads changes type at opset 10: the converter refuses it.
+    ir::node* d = m.graph().add_node(ir::node_spec{"Dropout", {m.graph().outputs()[0]}, {"y", "mask"}, {}, "dropout", {}});
+    m.graph().set_output(0, d->output(0));
+    m.graph().add_output(d->output(1));
     const std::string before = ir::serialize_model(m);
     const std::vector<runtime::tensor_map> batches = random_batches(m, 1, 1);
     quant::quantize_options options;
     options.calibration_batches = batches;
-    bool calibrated = false;
-    options.on_calibrated = [&](const quant::calibration_state&) { calibrated = true; };
     try {
       (void)quant::quantize_model(m, options);
-      FAIL("quantize_model accepted opset 9");
+      FAIL("quantize_model accepted an opset-9 model it cannot convert");
     } catch (const error& e) {
       CHECK(e.code() == errc::unsupported);
+      CHECK_THAT(e.what(), Catch::Contains("QuantizeLinear needs opset 10 or later") && Catch::Contains("mask"));
     }
-    CHECK(calibrated);
     CHECK(ir::serialize_model(m) == before);
   }
+}
+
+TEST_CASE("quantize_model converts a model below opset 10 first, and says so", "[quant][quantize-model]") {
+  const bool per_channel = GENERATE(true, false);
+  CAPTURE(per_channel);
+  ir::model m = small_cnn(9);
+  const std::vector<runtime::tensor_map> batches = random_batches(m, 1, 2);
+  quant::quantize_options options;
+  options.calibration_batches = batches;
+  options.fallback.min_top1_agreement = 0.0;
+  options.qdq.weights = per_channel ? quant::weight_granularity::per_channel : quant::weight_granularity::per_tensor;
+  const quant::quantize_result r = quant::quantize_model(m, options);
+  const std::int64_t opset = per_channel ? 13 : 11;
+  CHECK(r.opset_conversion == "converted opset 9 -> " + std::to_string(opset) + " for QuantizeLinear");
+  CHECK(m.opset("") == opset);
+  CHECK(r.qdq.opset == opset);
+  CHECK(r.qdq.nodes_quantized == 4);
+  CHECK_NOTHROW(ir::check_with_onnx(m));
+}
+
+TEST_CASE("quantize_model leaves an opset that QDQ needs as it is", "[quant][quantize-model]") {
+  ir::model m = small_cnn(13);
+  const std::vector<runtime::tensor_map> batches = random_batches(m, 1, 1);
+  quant::quantize_options options;
+  options.calibration_batches = batches;
+  const quant::quantize_result r = quant::quantize_model(m, options);
+  CHECK(r.opset_conversion.empty());
+  CHECK(m.opset("") == 13);
 }

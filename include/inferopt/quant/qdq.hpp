@@ -39,11 +39,11 @@
 /// restores sharing. Add's output, or the output of a Relu/Clip that is its only reader, is
 /// quantized too, so that a quantized Add has Q/DQ on both sides.
 ///
-/// Opset: per-axis DequantizeLinear needs opset 13. A model importing opset 11 or 12 is
-/// raised to 13 only when every default-domain op in it (subgraphs included) is in a list of
-/// ops whose meaning did not change from 11 to 13 and its IR version is at least 7; otherwise
-/// weights fall back to per-tensor scales and the report says so. Opset < 10 has no
-/// QuantizeLinear and is refused.
+/// Opset: per-axis DequantizeLinear needs opset 13. A model importing opset 10 to 12 is
+/// converted to 13 (ir::convert_opset) when per-channel weights are asked for and there is
+/// something to quantize; when the converter refuses a node, weights fall back to per-tensor
+/// scales and the report says so. Opset < 10 has no QuantizeLinear and is refused here;
+/// quantize_model converts such a model first.
 
 #include <cstdint>
 #include <string>
@@ -75,7 +75,7 @@ struct qdq_report {
   std::int64_t weights_quantized = 0;      ///< int8 weight initializers (shared weights once)
   std::int64_t biases_quantized = 0;       ///< int32 bias initializers
   std::int64_t opset = 0;                  ///< default-domain opset of the result
-  bool opset_raised = false;               ///< raised to 13 for per-channel weights
+  bool opset_raised = false;               ///< converted to 13 for per-channel weights
   bool per_tensor_fallback = false;        ///< per-channel asked, per-tensor used (opset < 13)
   /// One line per node left in float or bias left in float, with the reason.
   std::vector<std::string> skipped;

@@ -56,12 +56,21 @@ struct quantize_result {
   std::vector<std::string> fallback_nodes; ///< returned to float, in the order they went
   quantization_error error;                ///< of the model against the float one, on the validation batches
   bool budget_met = false;
+  /// `converted opset 9 -> 13 for QuantizeLinear` when the model's opset was raised first
+  /// (see quantize_model); empty when it was not.
+  std::string opset_conversion;
 };
 
 /// Quantizes the float model `m` in place: afterwards it is the QDQ model that `result.qdq`
-/// describes, structurally verified. Calibration runs on `m` as given.
+/// describes, structurally verified. Calibration runs on `m` as given, or on `m` converted to
+/// the opset QDQ needs (ir::convert_opset), as ONNX Runtime's quantizer raises old models:
+/// per-channel weights need DequantizeLinear's axis (opset 13), and a model below opset 10,
+/// which has no QuantizeLinear, goes to 13 (per channel) or 11 (per tensor).
+/// `result.opset_conversion` says when that happened. A model at 10 to 12 that cannot be
+/// converted to 13 keeps its opset and gets per-tensor weights (`qdq_report::per_tensor_fallback`).
 /// @throws error(errc::invalid_argument) when there is neither a calibration batch nor a
-///         merged state, and for bad calibrator settings or ranges; any error of calibration
+///         merged state, and for bad calibrator settings or ranges; error(errc::unsupported)
+///         when a model below opset 10 cannot be converted; any error of calibration
 ///         (`calibrate`), merging (`calibration_state::merge`) or QDQ (`quantize_qdq`).
 ///         `m` is left as it was when anything throws.
 /// Not thread-safe with respect to `m`.
