@@ -233,12 +233,18 @@ bool convertible(const ir::graph& g, const ir::node& n, const slot_rule& rule, c
 }
 
 /// Phase one: decides every node, touching nothing.
+/// Whether `n`'s definition at `opset` accepts float16. Equal alone among the ops the pass
+/// knows gained float16 after opset 7 (at 11); below it Equal stays float32, which needs no
+/// newer opset for the rest of the model.
+bool takes_float16(const ir::node& n, std::int64_t opset) { return !(n.is("Equal") && opset < 11); }
+
 conversion_plan plan_conversion(const ir::graph& g, const std::set<std::string, std::less<>>& blocked_ops,
-                                const std::set<std::string, std::less<>>& blocked_nodes, bool keep_io_types) {
+                                const std::set<std::string, std::less<>>& blocked_nodes, bool keep_io_types,
+                                std::int64_t opset) {
   conversion_plan plan;
   for (const ir::node* n : g.nodes()) {
     const std::optional<slot_rule> rule = float_slots(*n);
-    if (!rule) continue;
+    if (!rule || !takes_float16(*n, opset)) continue;
     infer_outputs(*n, *rule, plan);
     if (!convertible(g, *n, *rule, plan)) continue;
     if (blocked_ops.contains(n->op_type()) || (!n->name().empty() && blocked_nodes.contains(n->name()))) {
@@ -405,7 +411,7 @@ class converter {
 }  // namespace
 
 bool to_fp16::run(ir::graph& g, pass_context& ctx) {
-  const conversion_plan plan = plan_conversion(g, blocked_ops_, blocked_nodes_, keep_io_types_);
+  const conversion_plan plan = plan_conversion(g, blocked_ops_, blocked_nodes_, keep_io_types_, ctx.onnx_opset());
   ctx.count("nodes-blocked", plan.blocked);
   if (plan.converted.empty()) return false;
   converter(g, ctx, plan).run(keep_io_types_);

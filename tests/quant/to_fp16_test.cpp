@@ -263,6 +263,15 @@ TEST_CASE("to-fp16 declines graphs it must not convert", "[quant][to-fp16]") {
     g.add_output(n->output(0));
     require_declined(m);
   }
+  SECTION("Equal below opset 11, which has no float16 Equal") {
+    ir::model m = ir::make_model("equal", 10);
+    ir::graph& g = m.graph();
+    ir::value* x = g.add_input("x", test::float_type({2}));
+    ir::node* n = test::add_op(g, "Equal", {x, x}, "equal");
+    n->output(0)->set_type(ir::value_type{true, ir::data_type::boolean, ir::shape{2}});
+    g.add_output(n->output(0));
+    require_declined(m);
+  }
   SECTION("an input whose element type is unknown") {
     ir::model m = ir::make_model("untyped");
     ir::graph& g = m.graph();

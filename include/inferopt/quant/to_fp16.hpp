@@ -27,7 +27,9 @@
 ///      float16 is left as it is, and running the pass twice changes nothing more), and
 ///      every 'T' output has type float32 or none recorded;
 ///   6. none of its 'T' outputs is read from a nested subgraph (the Cast back would have to
-///      go into the enclosing node's body).
+///      go into the enclosing node's body);
+///   7. its definition at the model's opset accepts float16: Equal only does from opset 11,
+///      and below it stays float32 (so the pass never needs a newer opset).
 ///
 /// Boundaries: a converted node reading a float32 value that is not a constant (a graph
 /// input, an output of a node left in float32, a value of an enclosing graph) reads it
