@@ -23,16 +23,15 @@ void print_report(const ir::opset_conversion_report& r) {
     std::cout << "opset " << r.from_opset << " already: nothing to convert\n";
     return;
   }
-  std::size_t changed = 0;
-  for (const auto& [name, count] : r.changed_nodes) changed += count;
-  std::cout << ir::describe(r) << " (" << r.nodes_visited << " nodes, " << changed << " changed by an adapter)\n";
+  std::cout << ir::describe(r) << ": " << r.nodes_visited << " nodes, " << r.nodes_changed << " changed; nodes per adapter:\n";
   for (const auto& [name, count] : r.changed_nodes) {
     std::cout << "  " << std::left << std::setw(30) << name << count << "\n";
   }
 }
 
 nlohmann::json to_json(const ir::opset_conversion_report& r) {
-  return {{"from_opset", r.from_opset}, {"to_opset", r.to_opset}, {"nodes_visited", r.nodes_visited},
+  return {{"from_opset", r.from_opset},       {"to_opset", r.to_opset},
+          {"nodes_visited", r.nodes_visited}, {"nodes_changed", r.nodes_changed},
           {"changed_nodes", r.changed_nodes}};
 }
 

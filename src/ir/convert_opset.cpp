@@ -109,6 +109,7 @@ class converter {
       if (!moved) break;
     }
     for (std::string_view name : applied) ++report_.changed_nodes[std::string(name)];
+    if (!applied.empty()) ++report_.nodes_changed;
     return ctx.n;
   }
 

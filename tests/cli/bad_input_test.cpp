@@ -1,4 +1,4 @@
-// Malformed model files given to `inspect`, `optimize`, `plan`, `sparsify` and `prune`. For every one of
+// Malformed model files given to `inspect`, `optimize`, `plan`, `sparsify`, `prune` and `convert`. For every one of
 // them the CLI must exit with code 2, print exactly one `inferopt: error:` line naming the file
 // and the problem, print nothing on stdout, never touch the input, and leave no output, report
 // or temporary file behind.
@@ -43,7 +43,7 @@ std::string absolute_external_data_file(const fs::path&) { return external_data_
 
 }  // namespace
 
-TEST_CASE("inspect, optimize, plan, sparsify and prune reject malformed models with one error line and no side effects",
+TEST_CASE("inspect, optimize, plan, sparsify, prune and convert reject malformed models with one error line and no side effects",
           "[cli][bad-input]") {
   const bad_input input = GENERATE(values<bad_input>({
       {"empty.onnx", "empty file", empty_file},
@@ -86,6 +86,10 @@ TEST_CASE("inspect, optimize, plan, sparsify and prune reject malformed models w
   SECTION("sparsify --dry-run") { args = {"sparsify", model.string(), "--dry-run", "--min-size", "0"}; }
   SECTION("prune --explain") {
     args = {"prune", model.string(), "-o", (out_dir / "out.onnx").string(), "--explain", "--report",
+            (out_dir / "report.json").string()};
+  }
+  SECTION("convert") {
+    args = {"convert", model.string(), "-o", (out_dir / "out.onnx").string(), "--opset", "13", "--report",
             (out_dir / "report.json").string()};
   }
   SECTION("optimize -O3 --verify-each --print-after-change") {

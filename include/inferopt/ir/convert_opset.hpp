@@ -38,6 +38,7 @@ struct opset_conversion_report {
   /// element types they accept are converted by the new import alone and are not listed.
   std::map<std::string, std::size_t> changed_nodes;
   std::size_t nodes_visited = 0;  ///< default-domain nodes, subgraphs included
+  std::size_t nodes_changed = 0;  ///< nodes at least one adapter changed
   [[nodiscard]] bool converted() const noexcept { return from_opset != to_opset; }
 };
 
