@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "inferopt/ir/fwd.hpp"
@@ -61,5 +62,13 @@ class attribute {
   static attribute make_strings(std::string name, std::vector<std::string> v);
   static attribute make_tensor(std::string name, tensor v);
 };
+
+/// Attributes for a `node_spec`: they are move-only, so a braced list cannot hold them.
+template <class... A>
+[[nodiscard]] std::vector<attribute> attribute_list(A&&... a) {
+  std::vector<attribute> out;
+  (out.push_back(std::forward<A>(a)), ...);
+  return out;
+}
 
 }  // namespace inferopt::ir

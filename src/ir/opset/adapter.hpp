@@ -53,6 +53,9 @@ struct step_context {
   value* add_constant(tensor t, std::string_view suffix);
   /// A new 1-D int64 initializer (a scalar when `scalar`).
   value* add_ints(const std::vector<std::int64_t>& values, std::string_view suffix, bool scalar = false);
+  /// Moves the ints attribute `name` to input `index` as a new int64 initializer (how axes,
+  /// sizes and pads became inputs); false when the node has no such attribute.
+  bool move_ints_to_input(const std::string& name, std::size_t index);
   /// A new scalar of element type `type` (floating or integer) holding `v`.
   value* add_scalar(data_type type, double v, std::string_view suffix);
   /// Adds a node before `n` (its inputs are defined there) with one fresh output per name
@@ -74,22 +77,26 @@ struct step_context {
 /// One kind of definition change, applied to one node at a time. Going either way returns
 /// whether the node changed (a new attribute that is absent needs no edit), and refuses,
 /// through `step_context::refuse`, what the other form cannot express; a refusal may leave
-/// the node half edited, as the whole conversion works on a copy that is then dropped.
+/// the node half edited, as the whole conversion works on a copy that is then dropped. A
+/// direction an adapter does not override needs no edit.
 class adapter {
  public:
+  explicit adapter(std::string name) : name_(std::move(name)) {}
   virtual ~adapter() = default;
   /// Stable kebab-case name, for reports.
-  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
-  virtual bool up(step_context& ctx) const = 0;
-  virtual bool down(step_context& ctx) const = 0;
+  [[nodiscard]] std::string_view name() const noexcept { return name_; }
+  virtual bool up(step_context&) const { return false; }
+  virtual bool down(step_context&) const { return false; }
+
+ private:
+  std::string name_;
 };
 
-/// Attributes for a new node (attributes move, so a braced list cannot hold them).
-template <class... A>
-[[nodiscard]] std::vector<attribute> attribute_list(A&&... a) {
-  std::vector<attribute> out;
-  (out.push_back(std::forward<A>(a)), ...);
-  return out;
+/// The one instance of an adapter type, which the accessors in adapters.hpp return.
+template <class Adapter>
+const adapter& instance() {
+  static const Adapter a;
+  return a;
 }
 
 /// A copy of `n`'s inputs (null for omitted ones).

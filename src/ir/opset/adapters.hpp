@@ -44,7 +44,6 @@ const adapter& softmax_single_axis();
 // resize.cpp
 const adapter& upsample_scales_attribute();  // 7
 const adapter& upsample_scales_to_input();   // 9
-const adapter& upsample_to_resize();         // 10, on both ops' tables
 const adapter& resize_roi_and_modes();       // 11
 const adapter& resize_optional_inputs();     // 13
 
@@ -68,8 +67,9 @@ const adapter& constant_value_attributes();  // 12
 // pow.cpp
 const adapter& pow_exponent_type();  // 12
 
-// scatter.cpp
-const adapter& scatter_to_scatter_elements();  // 11, on both ops' tables
+// replaced_ops.cpp: deprecated ops and their replacements, on both ops' tables.
+const adapter& upsample_to_resize();           // 10
+const adapter& scatter_to_scatter_elements();  // 11
 
 // group_norm.cpp
 const adapter& group_norm_per_channel();  // 21

@@ -29,13 +29,10 @@ struct neutral_value {
 class attribute_added final : public adapter {
  public:
   attribute_added(std::string name, std::string attribute, neutral_value neutral)
-      : name_(std::move(name)), attribute_(std::move(attribute)), neutral_(std::move(neutral)) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return name_; }
-  bool up(step_context&) const override { return false; }
+      : adapter(std::move(name)), attribute_(std::move(attribute)), neutral_(std::move(neutral)) {}
   bool down(step_context& ctx) const override;
 
  private:
-  std::string name_;
   std::string attribute_;
   neutral_value neutral_;
 };
@@ -45,13 +42,10 @@ class attribute_added final : public adapter {
 class attribute_removed final : public adapter {
  public:
   attribute_removed(std::string name, std::string attribute, neutral_value kept = {})
-      : name_(std::move(name)), attribute_(std::move(attribute)), kept_(std::move(kept)) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return name_; }
+      : adapter(std::move(name)), attribute_(std::move(attribute)), kept_(std::move(kept)) {}
   bool up(step_context& ctx) const override;
-  bool down(step_context&) const override { return false; }
 
  private:
-  std::string name_;
   std::string attribute_;
   neutral_value kept_;
 };
@@ -61,14 +55,12 @@ class attribute_removed final : public adapter {
 class attribute_values_changed final : public adapter {
  public:
   attribute_values_changed(std::string name, std::string attribute, std::vector<std::string> values, bool added)
-      : name_(std::move(name)), attribute_(std::move(attribute)), values_(std::move(values)), added_(added) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return name_; }
+      : adapter(std::move(name)), attribute_(std::move(attribute)), values_(std::move(values)), added_(added) {}
   bool up(step_context& ctx) const override;
   bool down(step_context& ctx) const override;
 
  private:
   bool check(step_context& ctx) const;
-  std::string name_;
   std::string attribute_;
   std::vector<std::string> values_;
   bool added_;
@@ -80,13 +72,11 @@ class attribute_values_changed final : public adapter {
 class attribute_default_changed final : public adapter {
  public:
   attribute_default_changed(std::string name, std::string attribute, neutral_value old_default)
-      : name_(std::move(name)), attribute_(std::move(attribute)), old_default_(std::move(old_default)) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return name_; }
+      : adapter(std::move(name)), attribute_(std::move(attribute)), old_default_(std::move(old_default)) {}
   bool up(step_context& ctx) const override;
   bool down(step_context& ctx) const override;
 
  private:
-  std::string name_;
   std::string attribute_;
   neutral_value old_default_;
 };
@@ -96,9 +86,7 @@ class attribute_default_changed final : public adapter {
 /// of axes for Unsqueeze, whose axes index the output).
 class negative_axes final : public adapter {
  public:
-  explicit negative_axes(std::string attribute) : attribute_(std::move(attribute)) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return "negative-axes"; }
-  bool up(step_context&) const override { return false; }
+  explicit negative_axes(std::string attribute) : adapter("negative-axes"), attribute_(std::move(attribute)) {}
   bool down(step_context& ctx) const override;
 
  private:
@@ -108,8 +96,7 @@ class negative_axes final : public adapter {
 /// A change no adapter converts (Scan's batch axis at 9): both directions refuse.
 class no_conversion final : public adapter {
  public:
-  explicit no_conversion(std::string why) : why_(std::move(why)) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return "no-conversion"; }
+  explicit no_conversion(std::string why) : adapter("no-conversion"), why_(std::move(why)) {}
   bool up(step_context& ctx) const override { ctx.refuse(why_); }
   bool down(step_context& ctx) const override { ctx.refuse(why_); }
 

@@ -14,15 +14,9 @@ namespace {
 
 class axes_attribute_to_input_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "axes-attribute-to-input"; }
+  axes_attribute_to_input_adapter() : adapter("axes-attribute-to-input") {}
 
-  bool up(step_context& ctx) const override {
-    const std::optional<std::vector<std::int64_t>> axes = ints_attribute(*ctx.n, "axes");
-    if (!axes) return false;
-    ctx.g.set_input(ctx.n, 1, ctx.add_ints(*axes, "axes"));
-    ctx.n->remove_attribute("axes");
-    return true;
-  }
+  bool up(step_context& ctx) const override { return ctx.move_ints_to_input("axes", 1); }
 
   bool down(step_context& ctx) const override {
     std::vector<std::int64_t> axes;
@@ -41,9 +35,6 @@ class axes_attribute_to_input_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& axes_attribute_to_input() {
-  static const axes_attribute_to_input_adapter a;
-  return a;
-}
+const adapter& axes_attribute_to_input() { return instance<axes_attribute_to_input_adapter>(); }
 
 }  // namespace inferopt::ir::opset

@@ -13,7 +13,7 @@ namespace {
 
 class batch_norm_training_outputs_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "batch-norm-training-outputs"; }
+  batch_norm_training_outputs_adapter() : adapter("batch-norm-training-outputs") {}
 
   bool up(step_context& ctx) const override { return drop_statistics(ctx); }
 
@@ -39,8 +39,7 @@ class batch_norm_training_outputs_adapter final : public adapter {
 
 class batch_norm_parameter_types_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "batch-norm-parameter-types"; }
-  bool up(step_context&) const override { return false; }
+  batch_norm_parameter_types_adapter() : adapter("batch-norm-parameter-types") {}
 
   bool down(step_context& ctx) const override {
     const data_type x = ctx.elem_type(ctx.n->input(0));
@@ -61,14 +60,8 @@ class batch_norm_parameter_types_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& batch_norm_training_outputs() {
-  static const batch_norm_training_outputs_adapter a;
-  return a;
-}
+const adapter& batch_norm_training_outputs() { return instance<batch_norm_training_outputs_adapter>(); }
 
-const adapter& batch_norm_parameter_types() {
-  static const batch_norm_parameter_types_adapter a;
-  return a;
-}
+const adapter& batch_norm_parameter_types() { return instance<batch_norm_parameter_types_adapter>(); }
 
 }  // namespace inferopt::ir::opset

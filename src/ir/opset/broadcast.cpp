@@ -35,7 +35,7 @@ value* with_trailing_ones(step_context& ctx, value* x, std::int64_t rank, std::i
 
 class legacy_broadcast_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "legacy-broadcast"; }
+  legacy_broadcast_adapter() : adapter("legacy-broadcast") {}
 
   bool up(step_context& ctx) const override {
     const bool explicit_axis = ctx.n->attr_int("broadcast", 0) != 0 && ctx.n->find_attribute("axis");
@@ -49,12 +49,11 @@ class legacy_broadcast_adapter final : public adapter {
     const bool had_broadcast = ctx.n->remove_attribute("broadcast");
     return ctx.n->remove_attribute("axis") || had_broadcast;
   }
-  bool down(step_context&) const override { return false; }
 };
 
 class prelu_slope_broadcast_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "prelu-slope-broadcast"; }
+  prelu_slope_broadcast_adapter() : adapter("prelu-slope-broadcast") {}
 
   bool up(step_context& ctx) const override {
     value* slope = ctx.n->input(1);
@@ -65,13 +64,11 @@ class prelu_slope_broadcast_adapter final : public adapter {
     ctx.g.set_input(ctx.n, 1, with_trailing_ones(ctx, slope, 1, rank - 2));
     return true;
   }
-  bool down(step_context&) const override { return false; }
 };
 
 class variadic_broadcast_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "variadic-broadcast"; }
-  bool up(step_context&) const override { return false; }
+  variadic_broadcast_adapter() : adapter("variadic-broadcast") {}
 
   bool down(step_context& ctx) const override {
     std::optional<std::vector<std::int64_t>> first;
@@ -88,19 +85,10 @@ class variadic_broadcast_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& legacy_broadcast() {
-  static const legacy_broadcast_adapter a;
-  return a;
-}
+const adapter& legacy_broadcast() { return instance<legacy_broadcast_adapter>(); }
 
-const adapter& prelu_slope_broadcast() {
-  static const prelu_slope_broadcast_adapter a;
-  return a;
-}
+const adapter& prelu_slope_broadcast() { return instance<prelu_slope_broadcast_adapter>(); }
 
-const adapter& variadic_broadcast() {
-  static const variadic_broadcast_adapter a;
-  return a;
-}
+const adapter& variadic_broadcast() { return instance<variadic_broadcast_adapter>(); }
 
 }  // namespace inferopt::ir::opset

@@ -20,7 +20,7 @@ constexpr std::array<std::pair<std::string_view, data_type>, 16> type_names{{
 
 class cast_to_number_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "cast-to-number"; }
+  cast_to_number_adapter() : adapter("cast-to-number") {}
 
   bool up(step_context& ctx) const override {
     const attribute* to = ctx.n->find_attribute("to");
@@ -33,14 +33,10 @@ class cast_to_number_adapter final : public adapter {
     }
     ctx.refuse("'to' names no element type: '" + to->s + "'");
   }
-  bool down(step_context&) const override { return false; }
 };
 
 }  // namespace
 
-const adapter& cast_to_number() {
-  static const cast_to_number_adapter a;
-  return a;
-}
+const adapter& cast_to_number() { return instance<cast_to_number_adapter>(); }
 
 }  // namespace inferopt::ir::opset

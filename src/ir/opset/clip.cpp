@@ -13,7 +13,7 @@ namespace {
 
 class clip_bounds_to_inputs_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "clip-bounds-to-inputs"; }
+  clip_bounds_to_inputs_adapter() : adapter("clip-bounds-to-inputs") {}
 
   bool up(step_context& ctx) const override {
     const attribute* lo = ctx.n->find_attribute("min");
@@ -44,9 +44,6 @@ class clip_bounds_to_inputs_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& clip_bounds_to_inputs() {
-  static const clip_bounds_to_inputs_adapter a;
-  return a;
-}
+const adapter& clip_bounds_to_inputs() { return instance<clip_bounds_to_inputs_adapter>(); }
 
 }  // namespace inferopt::ir::opset

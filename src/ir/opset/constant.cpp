@@ -25,8 +25,7 @@ std::optional<tensor> tensor_of(const step_context& ctx) {
 
 class constant_value_attributes_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "constant-value-attributes"; }
-  bool up(step_context&) const override { return false; }
+  constant_value_attributes_adapter() : adapter("constant-value-attributes") {}
 
   bool down(step_context& ctx) const override {
     std::optional<tensor> t = tensor_of(ctx);
@@ -39,9 +38,6 @@ class constant_value_attributes_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& constant_value_attributes() {
-  static const constant_value_attributes_adapter a;
-  return a;
-}
+const adapter& constant_value_attributes() { return instance<constant_value_attributes_adapter>(); }
 
 }  // namespace inferopt::ir::opset

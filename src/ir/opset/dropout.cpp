@@ -19,7 +19,7 @@ bool is_read(const value* v) { return v && (v->has_uses() || v->is_graph_output(
 
 class dropout_mask_type_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "dropout-mask-type"; }
+  dropout_mask_type_adapter() : adapter("dropout-mask-type") {}
   bool up(step_context& ctx) const override { return drop_mask(ctx); }
   bool down(step_context& ctx) const override { return drop_mask(ctx); }
 
@@ -42,7 +42,7 @@ bool is_false(const step_context& ctx, const value* v) {
 
 class dropout_ratio_to_input_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "dropout-ratio-to-input"; }
+  dropout_ratio_to_input_adapter() : adapter("dropout-ratio-to-input") {}
 
   bool up(step_context& ctx) const override {
     const attribute* ratio = ctx.n->find_attribute("ratio");
@@ -70,14 +70,8 @@ class dropout_ratio_to_input_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& dropout_mask_type() {
-  static const dropout_mask_type_adapter a;
-  return a;
-}
+const adapter& dropout_mask_type() { return instance<dropout_mask_type_adapter>(); }
 
-const adapter& dropout_ratio_to_input() {
-  static const dropout_ratio_to_input_adapter a;
-  return a;
-}
+const adapter& dropout_ratio_to_input() { return instance<dropout_ratio_to_input_adapter>(); }
 
 }  // namespace inferopt::ir::opset

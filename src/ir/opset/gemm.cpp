@@ -8,8 +8,7 @@ namespace {
 
 class gemm_optional_c_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "gemm-optional-c"; }
-  bool up(step_context&) const override { return false; }
+  gemm_optional_c_adapter() : adapter("gemm-optional-c") {}
 
   bool down(step_context& ctx) const override {
     if (ctx.n->input(2)) return false;
@@ -21,9 +20,6 @@ class gemm_optional_c_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& gemm_optional_c() {
-  static const gemm_optional_c_adapter a;
-  return a;
-}
+const adapter& gemm_optional_c() { return instance<gemm_optional_c_adapter>(); }
 
 }  // namespace inferopt::ir::opset

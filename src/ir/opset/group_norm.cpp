@@ -51,7 +51,7 @@ void regroup(step_context& ctx, std::size_t index, std::int64_t from, std::int64
 
 class group_norm_per_channel_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "group-norm-per-channel"; }
+  group_norm_per_channel_adapter() : adapter("group-norm-per-channel") {}
 
   bool up(step_context& ctx) const override {
     const grouping gr = grouping_of(ctx);
@@ -68,9 +68,6 @@ class group_norm_per_channel_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& group_norm_per_channel() {
-  static const group_norm_per_channel_adapter a;
-  return a;
-}
+const adapter& group_norm_per_channel() { return instance<group_norm_per_channel_adapter>(); }
 
 }  // namespace inferopt::ir::opset

@@ -14,7 +14,7 @@ namespace {
 
 class pad_paddings_renamed_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "pad-paddings-renamed"; }
+  pad_paddings_renamed_adapter() : adapter("pad-paddings-renamed") {}
 
   bool up(step_context& ctx) const override {
     attribute* a = ctx.n->find_attribute("paddings");
@@ -22,22 +22,18 @@ class pad_paddings_renamed_adapter final : public adapter {
     a->name = "pads";
     return true;
   }
-  bool down(step_context&) const override { return false; }
 };
 
 class pad_attributes_to_inputs_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "pad-attributes-to-inputs"; }
+  pad_attributes_to_inputs_adapter() : adapter("pad-attributes-to-inputs") {}
 
   bool up(step_context& ctx) const override {
-    const std::optional<std::vector<std::int64_t>> pads = ints_attribute(*ctx.n, "pads");
-    if (!pads) ctx.refuse("attribute 'pads' is required before opset 11");
-    ctx.g.set_input(ctx.n, 1, ctx.add_ints(*pads, "pads"));
+    if (!ctx.move_ints_to_input("pads", 1)) ctx.refuse("attribute 'pads' is required before opset 11");
     if (const float value = ctx.n->attr_float("value", 0.0f); value != 0.0f) {
       const data_type type = ctx.elem_type_or_refuse(ctx.n->input(0), "a constant value as an input");
       ctx.g.set_input(ctx.n, 2, ctx.add_scalar(type, value, "value"));
     }
-    ctx.n->remove_attribute("pads");
     ctx.n->remove_attribute("value");
     return true;
   }
@@ -59,8 +55,7 @@ class pad_attributes_to_inputs_adapter final : public adapter {
 
 class pad_axes_input_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "pad-axes-input"; }
-  bool up(step_context&) const override { return false; }
+  pad_axes_input_adapter() : adapter("pad-axes-input") {}
 
   bool down(step_context& ctx) const override {
     if (!ctx.n->input(3)) return false;
@@ -85,19 +80,10 @@ class pad_axes_input_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& pad_paddings_renamed() {
-  static const pad_paddings_renamed_adapter a;
-  return a;
-}
+const adapter& pad_paddings_renamed() { return instance<pad_paddings_renamed_adapter>(); }
 
-const adapter& pad_attributes_to_inputs() {
-  static const pad_attributes_to_inputs_adapter a;
-  return a;
-}
+const adapter& pad_attributes_to_inputs() { return instance<pad_attributes_to_inputs_adapter>(); }
 
-const adapter& pad_axes_input() {
-  static const pad_axes_input_adapter a;
-  return a;
-}
+const adapter& pad_axes_input() { return instance<pad_axes_input_adapter>(); }
 
 }  // namespace inferopt::ir::opset

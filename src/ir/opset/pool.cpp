@@ -8,8 +8,7 @@ namespace {
 
 class max_pool_indices_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "max-pool-indices"; }
-  bool up(step_context&) const override { return false; }
+  max_pool_indices_adapter() : adapter("max-pool-indices") {}
 
   bool down(step_context& ctx) const override {
     if (ctx.n->outputs().size() <= 1) return false;
@@ -23,9 +22,6 @@ class max_pool_indices_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& max_pool_indices() {
-  static const max_pool_indices_adapter a;
-  return a;
-}
+const adapter& max_pool_indices() { return instance<max_pool_indices_adapter>(); }
 
 }  // namespace inferopt::ir::opset

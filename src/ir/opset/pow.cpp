@@ -10,8 +10,7 @@ namespace {
 
 class pow_exponent_type_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "pow-exponent-type"; }
-  bool up(step_context&) const override { return false; }
+  pow_exponent_type_adapter() : adapter("pow-exponent-type") {}
 
   bool down(step_context& ctx) const override {
     const data_type base = ctx.elem_type(ctx.n->input(0));
@@ -26,9 +25,6 @@ class pow_exponent_type_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& pow_exponent_type() {
-  static const pow_exponent_type_adapter a;
-  return a;
-}
+const adapter& pow_exponent_type() { return instance<pow_exponent_type_adapter>(); }
 
 }  // namespace inferopt::ir::opset

@@ -9,8 +9,7 @@ namespace {
 
 class quantize_per_axis_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "quantize-per-axis"; }
-  bool up(step_context&) const override { return false; }
+  quantize_per_axis_adapter() : adapter("quantize-per-axis") {}
 
   bool down(step_context& ctx) const override {
     const std::optional<std::vector<std::int64_t>> dims = ctx.dims(ctx.n->input(1));
@@ -21,9 +20,6 @@ class quantize_per_axis_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& quantize_per_axis() {
-  static const quantize_per_axis_adapter a;
-  return a;
-}
+const adapter& quantize_per_axis() { return instance<quantize_per_axis_adapter>(); }
 
 }  // namespace inferopt::ir::opset

@@ -10,22 +10,17 @@ namespace {
 
 class reshape_shape_to_input_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "reshape-shape-to-input"; }
+  reshape_shape_to_input_adapter() : adapter("reshape-shape-to-input") {}
 
   bool up(step_context& ctx) const override {
-    const std::optional<std::vector<std::int64_t>> shape = ints_attribute(*ctx.n, "shape");
-    if (!shape) ctx.refuse("attribute 'shape' is required before opset 5");
-    ctx.g.set_input(ctx.n, 1, ctx.add_ints(*shape, "shape"));
-    ctx.n->remove_attribute("shape");
+    if (!ctx.move_ints_to_input("shape", 1)) ctx.refuse("attribute 'shape' is required before opset 5");
     return true;
   }
-  bool down(step_context&) const override { return false; }
 };
 
 class reshape_allowzero_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "reshape-allowzero"; }
-  bool up(step_context&) const override { return false; }
+  reshape_allowzero_adapter() : adapter("reshape-allowzero") {}
 
   bool down(step_context& ctx) const override {
     if (!ctx.n->find_attribute("allowzero")) return false;
@@ -42,14 +37,8 @@ class reshape_allowzero_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& reshape_shape_to_input() {
-  static const reshape_shape_to_input_adapter a;
-  return a;
-}
+const adapter& reshape_shape_to_input() { return instance<reshape_shape_to_input_adapter>(); }
 
-const adapter& reshape_allowzero() {
-  static const reshape_allowzero_adapter a;
-  return a;
-}
+const adapter& reshape_allowzero() { return instance<reshape_allowzero_adapter>(); }
 
 }  // namespace inferopt::ir::opset

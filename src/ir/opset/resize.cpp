@@ -2,7 +2,7 @@
 //   7   Upsample's height_scale and width_scale become `scales` (1, 1, h, w); "bilinear" is
 //       called "linear".
 //   9   Upsample's scales move to input 1.
-//   10  Upsample is deprecated for Resize, which has the same inputs and modes.
+//   10  Upsample is deprecated for Resize, which has the same inputs and modes (replaced_ops.cpp).
 //   11  Resize gains roi (input 1) and sizes (input 3), and the coordinate and rounding
 //       attributes. Resize-10 mapped coordinates asymmetrically and, for nearest, truncated
 //       when upsampling and rounded up when downsampling, so going up writes
@@ -23,7 +23,7 @@ namespace {
 
 class upsample_scales_attribute_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "upsample-scales-attribute"; }
+  upsample_scales_attribute_adapter() : adapter("upsample-scales-attribute") {}
 
   bool up(step_context& ctx) const override {
     const attribute* h = ctx.n->find_attribute("height_scale");
@@ -35,12 +35,11 @@ class upsample_scales_attribute_adapter final : public adapter {
     if (ctx.n->attr_string("mode", "nearest") == "bilinear") ctx.n->set_attribute(attribute::make_string("mode", "linear"));
     return true;
   }
-  bool down(step_context&) const override { return false; }
 };
 
 class upsample_scales_to_input_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "upsample-scales-to-input"; }
+  upsample_scales_to_input_adapter() : adapter("upsample-scales-to-input") {}
 
   bool up(step_context& ctx) const override {
     const attribute* scales = ctx.n->find_attribute("scales");
@@ -61,23 +60,6 @@ class upsample_scales_to_input_adapter final : public adapter {
   }
 };
 
-class upsample_to_resize_adapter final : public adapter {
- public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "upsample-to-resize"; }
-
-  bool up(step_context& ctx) const override {
-    if (ctx.n->op_type() != "Upsample") return false;
-    ctx.n->set_op_type("Resize");
-    return true;
-  }
-
-  bool down(step_context& ctx) const override {
-    if (ctx.n->op_type() != "Resize") return false;  // Upsample-10, deprecated, is Upsample-9
-    ctx.n->set_op_type("Upsample");
-    return true;
-  }
-};
-
 /// The nearest_mode that rounds as Resize-10 did for these scales, or empty when they mix
 /// upsampling and downsampling.
 std::string legacy_rounding(const std::vector<double>& scales) {
@@ -88,7 +70,7 @@ std::string legacy_rounding(const std::vector<double>& scales) {
 
 class resize_roi_and_modes_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "resize-roi-and-modes"; }
+  resize_roi_and_modes_adapter() : adapter("resize-roi-and-modes") {}
 
   bool up(step_context& ctx) const override {
     if (ctx.n->attr_string("mode", "nearest") == "nearest") {
@@ -131,8 +113,7 @@ class resize_roi_and_modes_adapter final : public adapter {
 
 class resize_optional_inputs_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "resize-optional-inputs"; }
-  bool up(step_context&) const override { return false; }
+  resize_optional_inputs_adapter() : adapter("resize-optional-inputs") {}
 
   bool down(step_context& ctx) const override {
     bool changed = false;
@@ -148,29 +129,12 @@ class resize_optional_inputs_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& upsample_scales_attribute() {
-  static const upsample_scales_attribute_adapter a;
-  return a;
-}
+const adapter& upsample_scales_attribute() { return instance<upsample_scales_attribute_adapter>(); }
 
-const adapter& upsample_scales_to_input() {
-  static const upsample_scales_to_input_adapter a;
-  return a;
-}
+const adapter& upsample_scales_to_input() { return instance<upsample_scales_to_input_adapter>(); }
 
-const adapter& upsample_to_resize() {
-  static const upsample_to_resize_adapter a;
-  return a;
-}
+const adapter& resize_roi_and_modes() { return instance<resize_roi_and_modes_adapter>(); }
 
-const adapter& resize_roi_and_modes() {
-  static const resize_roi_and_modes_adapter a;
-  return a;
-}
-
-const adapter& resize_optional_inputs() {
-  static const resize_optional_inputs_adapter a;
-  return a;
-}
+const adapter& resize_optional_inputs() { return instance<resize_optional_inputs_adapter>(); }
 
 }  // namespace inferopt::ir::opset

@@ -14,16 +14,13 @@ namespace {
 
 class slice_attributes_to_inputs_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "slice-attributes-to-inputs"; }
+  slice_attributes_to_inputs_adapter() : adapter("slice-attributes-to-inputs") {}
 
   bool up(step_context& ctx) const override {
-    const std::optional<std::vector<std::int64_t>> starts = ints_attribute(*ctx.n, "starts");
-    const std::optional<std::vector<std::int64_t>> ends = ints_attribute(*ctx.n, "ends");
-    if (!starts || !ends) ctx.refuse("attributes 'starts' and 'ends' are required before opset 10");
-    ctx.g.set_input(ctx.n, 1, ctx.add_ints(*starts, "starts"));
-    ctx.g.set_input(ctx.n, 2, ctx.add_ints(*ends, "ends"));
-    if (const auto axes = ints_attribute(*ctx.n, "axes")) ctx.g.set_input(ctx.n, 3, ctx.add_ints(*axes, "axes"));
-    for (const char* a : {"starts", "ends", "axes"}) ctx.n->remove_attribute(a);
+    if (!ctx.move_ints_to_input("starts", 1) || !ctx.move_ints_to_input("ends", 2)) {
+      ctx.refuse("attributes 'starts' and 'ends' are required before opset 10");
+    }
+    ctx.move_ints_to_input("axes", 3);
     return true;
   }
 
@@ -49,8 +46,7 @@ class slice_attributes_to_inputs_adapter final : public adapter {
 /// Down from 11: negative entries of a constant axes input are counted from the front.
 class slice_negative_axes_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "negative-axes"; }
-  bool up(step_context&) const override { return false; }
+  slice_negative_axes_adapter() : adapter("negative-axes") {}
 
   bool down(step_context& ctx) const override {
     if (!ctx.n->input(3)) return false;
@@ -65,14 +61,8 @@ class slice_negative_axes_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& slice_attributes_to_inputs() {
-  static const slice_attributes_to_inputs_adapter a;
-  return a;
-}
+const adapter& slice_attributes_to_inputs() { return instance<slice_attributes_to_inputs_adapter>(); }
 
-const adapter& slice_negative_axes() {
-  static const slice_negative_axes_adapter a;
-  return a;
-}
+const adapter& slice_negative_axes() { return instance<slice_negative_axes_adapter>(); }
 
 }  // namespace inferopt::ir::opset

@@ -38,7 +38,7 @@ std::optional<std::int64_t> from_front(const step_context& ctx, const value* x, 
 
 class softmax_single_axis_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "softmax-single-axis"; }
+  softmax_single_axis_adapter() : adapter("softmax-single-axis") {}
 
   bool up(step_context& ctx) const override {
     value* x = ctx.n->input(0);
@@ -90,9 +90,6 @@ class softmax_single_axis_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& softmax_single_axis() {
-  static const softmax_single_axis_adapter a;
-  return a;
-}
+const adapter& softmax_single_axis() { return instance<softmax_single_axis_adapter>(); }
 
 }  // namespace inferopt::ir::opset

@@ -21,27 +21,20 @@ void move_sizes_to_attribute(step_context& ctx) {
 
 class split_input_to_attribute_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "split-input-to-attribute"; }
+  split_input_to_attribute_adapter() : adapter("split-input-to-attribute") {}
 
   bool up(step_context& ctx) const override {
     if (!ctx.n->input(1)) return false;
     move_sizes_to_attribute(ctx);
     return true;
   }
-  bool down(step_context&) const override { return false; }
 };
 
 class split_sizes_to_input_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "split-sizes-to-input"; }
+  split_sizes_to_input_adapter() : adapter("split-sizes-to-input") {}
 
-  bool up(step_context& ctx) const override {
-    const std::optional<std::vector<std::int64_t>> sizes = ints_attribute(*ctx.n, "split");
-    if (!sizes) return false;
-    ctx.g.set_input(ctx.n, 1, ctx.add_ints(*sizes, "split"));
-    ctx.n->remove_attribute("split");
-    return true;
-  }
+  bool up(step_context& ctx) const override { return ctx.move_ints_to_input("split", 1); }
 
   bool down(step_context& ctx) const override {
     if (!ctx.n->input(1)) return false;
@@ -52,7 +45,7 @@ class split_sizes_to_input_adapter final : public adapter {
 
 class split_num_outputs_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "split-num-outputs"; }
+  split_num_outputs_adapter() : adapter("split-num-outputs") {}
 
   bool up(step_context& ctx) const override {
     if (ctx.n->input(1) || ctx.n->find_attribute("num_outputs")) return false;
@@ -86,19 +79,10 @@ class split_num_outputs_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& split_input_to_attribute() {
-  static const split_input_to_attribute_adapter a;
-  return a;
-}
+const adapter& split_input_to_attribute() { return instance<split_input_to_attribute_adapter>(); }
 
-const adapter& split_sizes_to_input() {
-  static const split_sizes_to_input_adapter a;
-  return a;
-}
+const adapter& split_sizes_to_input() { return instance<split_sizes_to_input_adapter>(); }
 
-const adapter& split_num_outputs() {
-  static const split_num_outputs_adapter a;
-  return a;
-}
+const adapter& split_num_outputs() { return instance<split_num_outputs_adapter>(); }
 
 }  // namespace inferopt::ir::opset

@@ -128,6 +128,14 @@ value* step_context::add_ints(const std::vector<std::int64_t>& values, std::stri
   return add_constant(tensor::from_values<std::int64_t>({}, std::move(dims), values), suffix);
 }
 
+bool step_context::move_ints_to_input(const std::string& name, std::size_t index) {
+  const std::optional<std::vector<std::int64_t>> values = ints_attribute(*n, name);
+  if (!values) return false;
+  g.set_input(n, index, add_ints(*values, name));
+  n->remove_attribute(name);
+  return true;
+}
+
 value* step_context::add_scalar(data_type type, double v, std::string_view suffix) {
   return add_constant(scalar_of(type, v), suffix);
 }

@@ -9,7 +9,7 @@ namespace {
 
 class topk_k_to_input_adapter final : public adapter {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return "topk-k-to-input"; }
+  topk_k_to_input_adapter() : adapter("topk-k-to-input") {}
 
   bool up(step_context& ctx) const override {
     const attribute* k = ctx.n->find_attribute("k");
@@ -30,9 +30,6 @@ class topk_k_to_input_adapter final : public adapter {
 
 }  // namespace
 
-const adapter& topk_k_to_input() {
-  static const topk_k_to_input_adapter a;
-  return a;
-}
+const adapter& topk_k_to_input() { return instance<topk_k_to_input_adapter>(); }
 
 }  // namespace inferopt::ir::opset

@@ -3,7 +3,6 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 namespace {
 
@@ -11,10 +10,10 @@ namespace {
 ir::model axes_chain(std::int64_t opset) {
   test::opset_model b(opset);
   ir::value* x = b.input("x", {2, 3, 4});
-  ir::value* u = b.node("Unsqueeze", {x}, attrs(ir::attribute::make_ints("axes", {0})))->output(0);
-  ir::value* s = b.node("ReduceSum", {u}, attrs(ir::attribute::make_ints("axes", {2}), ir::attribute::make_int("keepdims", 0)))->output(0);
-  ir::value* m = b.node("ReduceMean", {s}, attrs(ir::attribute::make_ints("axes", {2})))->output(0);
-  b.output_of(b.node("Squeeze", {m}, attrs(ir::attribute::make_ints("axes", {0}))));
+  ir::value* u = b.node("Unsqueeze", {x}, ir::attribute_list(ir::attribute::make_ints("axes", {0})))->output(0);
+  ir::value* s = b.node("ReduceSum", {u}, ir::attribute_list(ir::attribute::make_ints("axes", {2}), ir::attribute::make_int("keepdims", 0)))->output(0);
+  ir::value* m = b.node("ReduceMean", {s}, ir::attribute_list(ir::attribute::make_ints("axes", {2})))->output(0);
+  b.output_of(b.node("Squeeze", {m}, ir::attribute_list(ir::attribute::make_ints("axes", {0}))));
   return std::move(b.m);
 }
 
@@ -66,7 +65,7 @@ TEST_CASE("axes that are not a constant cannot go down to an attribute", "[ir][c
 TEST_CASE("noop_with_empty_axes without axes is refused going down", "[ir][convert-opset][axes]") {
   test::opset_model b(18);
   ir::value* x = b.input("x", {2, 3});
-  b.output_of(b.node("ReduceMax", {x}, attrs(ir::attribute::make_int("noop_with_empty_axes", 1))));
+  b.output_of(b.node("ReduceMax", {x}, ir::attribute_list(ir::attribute::make_int("noop_with_empty_axes", 1))));
   const auto e = test::conversion_error(b.m, 17);
   REQUIRE(e);
   CHECK_THAT(*e, Catch::Contains("noop_with_empty_axes"));

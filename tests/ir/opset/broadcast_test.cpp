@@ -3,15 +3,14 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 TEST_CASE("legacy broadcasting at an axis gets B trailing size-1 axes at opset 7", "[ir][convert-opset][broadcast]") {
   test::opset_model b(6);
   ir::value* a = b.input("a", {2, 3, 4, 5});
   ir::value* c = b.floats("c", {3}, {1.0f, 2.0f, 3.0f});
   ir::value* d = b.input("d", {3, 4});
-  ir::value* s = b.node("Add", {a, c}, attrs(ir::attribute::make_int("broadcast", 1), ir::attribute::make_int("axis", 1)))->output(0);
-  b.output_of(b.node("Mul", {s, d}, attrs(ir::attribute::make_int("broadcast", 1), ir::attribute::make_int("axis", 1))));
+  ir::value* s = b.node("Add", {a, c}, ir::attribute_list(ir::attribute::make_int("broadcast", 1), ir::attribute::make_int("axis", 1)))->output(0);
+  b.output_of(b.node("Mul", {s, d}, ir::attribute_list(ir::attribute::make_int("broadcast", 1), ir::attribute::make_int("axis", 1))));
   ir::opset_conversion_report r;
   const ir::model up = test::converted(b.m, 13, &r);
   const ir::node* add = test::first(up.graph(), "Add");

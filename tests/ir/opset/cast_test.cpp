@@ -3,7 +3,6 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 namespace {
 
@@ -21,7 +20,7 @@ ir::attribute to(ir::data_type t) { return ir::attribute::make_int("to", static_
 
 TEST_CASE("Cast's saturate goes below opset 19 and its round_mode below 24", "[ir][convert-opset][cast]") {
   const ir::model before = cast(24, to(ir::data_type::float16),
-                                attrs(ir::attribute::make_int("saturate", 1), ir::attribute::make_string("round_mode", "up")));
+                                ir::attribute_list(ir::attribute::make_int("saturate", 1), ir::attribute::make_string("round_mode", "up")));
   const ir::model down = test::converted(before, 13);
   CHECK(test::first(down.graph(), "Cast")->attributes().size() == 1);
 }

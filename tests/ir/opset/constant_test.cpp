@@ -3,13 +3,12 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 TEST_CASE("Constant's value_* attributes become a value tensor below opset 12, and Constant outputs count as constants", "[ir][convert-opset][constant]") {
   test::opset_model b(13);
   ir::value* x = b.input("x", {3});
-  ir::value* c = b.node("Constant", {}, attrs(ir::attribute::make_floats("value_floats", {1.0f, 2.0f, 3.0f})))->output(0);
-  ir::value* axes = b.node("Constant", {}, attrs(ir::attribute::make_ints("value_ints", {0})))->output(0);
+  ir::value* c = b.node("Constant", {}, ir::attribute_list(ir::attribute::make_floats("value_floats", {1.0f, 2.0f, 3.0f})))->output(0);
+  ir::value* axes = b.node("Constant", {}, ir::attribute_list(ir::attribute::make_ints("value_ints", {0})))->output(0);
   ir::value* sum = b.node("Add", {x, c})->output(0);
   b.output_of(b.node("Unsqueeze", {sum, axes}));
   const ir::model down = test::converted(b.m, 11);

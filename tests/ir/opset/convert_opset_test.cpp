@@ -6,14 +6,13 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 namespace {
 
 ir::model unsqueeze_model(std::int64_t opset) {
   test::opset_model b(opset);
   ir::value* x = b.input("x", {2, 3});
-  b.output_of(b.node("Unsqueeze", {x}, attrs(ir::attribute::make_ints("axes", {0}))));
+  b.output_of(b.node("Unsqueeze", {x}, ir::attribute_list(ir::attribute::make_ints("axes", {0}))));
   return std::move(b.m);
 }
 
@@ -71,7 +70,7 @@ TEST_CASE("nodes of other domains are left alone", "[ir][convert-opset]") {
   ir::model m = unsqueeze_model(11);
   m.opsets.push_back({"com.example", 1});
   ir::node* custom = m.graph().add_node(ir::node_spec{"Unsqueeze", {m.graph().inputs()[0]}, {"custom_out"},
-                                                      attrs(ir::attribute::make_ints("axes", {1})), "custom", "com.example"});
+                                                      ir::attribute_list(ir::attribute::make_ints("axes", {1})), "custom", "com.example"});
   m.graph().add_output(custom->output(0));
   const ir::model up = test::converted(m, 13);
   const ir::node* kept = nullptr;
@@ -87,12 +86,12 @@ TEST_CASE("If branches are converted with their node", "[ir][convert-opset]") {
   ir::value* cond = b.input("cond", {}, ir::data_type::boolean);
   ir::value* x = b.input("x", {2});
   auto then_branch = std::make_unique<ir::graph>("then");
-  ir::node* u = then_branch->add_node(ir::node_spec{"Unsqueeze", {x}, {"then_out"}, attrs(ir::attribute::make_ints("axes", {0})), "u", {}});
+  ir::node* u = then_branch->add_node(ir::node_spec{"Unsqueeze", {x}, {"then_out"}, ir::attribute_list(ir::attribute::make_ints("axes", {0})), "u", {}});
   then_branch->add_output(u->output(0));
   auto else_branch = std::make_unique<ir::graph>("else");
-  ir::node* v = else_branch->add_node(ir::node_spec{"Unsqueeze", {x}, {"else_out"}, attrs(ir::attribute::make_ints("axes", {1})), "v", {}});
+  ir::node* v = else_branch->add_node(ir::node_spec{"Unsqueeze", {x}, {"else_out"}, ir::attribute_list(ir::attribute::make_ints("axes", {1})), "v", {}});
   else_branch->add_output(v->output(0));
-  ir::node* n = b.node("If", {cond}, attrs(test::graph_attribute("then_branch", std::move(then_branch)),
+  ir::node* n = b.node("If", {cond}, ir::attribute_list(test::graph_attribute("then_branch", std::move(then_branch)),
                                            test::graph_attribute("else_branch", std::move(else_branch))));
   b.output_of(n);
   ir::opset_conversion_report r;

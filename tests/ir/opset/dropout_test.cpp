@@ -3,12 +3,11 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 TEST_CASE("Dropout's ratio becomes input 1 at opset 12 and an unread mask is dropped", "[ir][convert-opset][dropout]") {
   test::opset_model b(9);
   ir::value* x = b.input("x", {2, 3});
-  ir::node* d = b.node("Dropout", {x}, attrs(ir::attribute::make_float("ratio", 0.25f)), 2);
+  ir::node* d = b.node("Dropout", {x}, ir::attribute_list(ir::attribute::make_float("ratio", 0.25f)), 2);
   b.output_of(b.node("Relu", {d->output(0)}));
   ir::opset_conversion_report r;
   const ir::model up = test::converted(b.m, 13, &r);

@@ -3,7 +3,6 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 namespace {
 
@@ -12,7 +11,7 @@ ir::model group_norm(std::int64_t opset, std::vector<std::int64_t> dims, const s
   ir::value* x = b.input("x", std::move(dims));
   const auto n = static_cast<std::int64_t>(scale.size());
   b.output_of(b.node("GroupNormalization", {x, b.floats("scale", {n}, scale), b.floats("bias", {n}, std::vector<float>(scale.size(), 0.0f))},
-                     attrs(ir::attribute::make_int("num_groups", 2))));
+                     ir::attribute_list(ir::attribute::make_int("num_groups", 2))));
   return std::move(b.m);
 }
 

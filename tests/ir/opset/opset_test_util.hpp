@@ -20,14 +20,6 @@
 
 namespace inferopt::test {
 
-/// Attributes for a node (a braced list cannot hold move-only attributes).
-template <class... A>
-std::vector<ir::attribute> attrs(A&&... a) {
-  std::vector<ir::attribute> out;
-  (out.push_back(std::forward<A>(a)), ...);
-  return out;
-}
-
 /// A model at one opset, filled node by node; node k is named `op_k`, its outputs `op_k_i`.
 class opset_model {
  public:

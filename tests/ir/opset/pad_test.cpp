@@ -3,12 +3,11 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 TEST_CASE("Pad's pads and value become inputs at opset 11, of the data's type", "[ir][convert-opset][pad]") {
   test::opset_model b(10);
   ir::value* x = b.input("x", {2, 3});
-  b.output_of(b.node("Pad", {x}, attrs(ir::attribute::make_ints("pads", {0, 1, 1, 2}), ir::attribute::make_float("value", 1.5f))));
+  b.output_of(b.node("Pad", {x}, ir::attribute_list(ir::attribute::make_ints("pads", {0, 1, 1, 2}), ir::attribute::make_float("value", 1.5f))));
   const ir::model up = test::converted(b.m, 18);
   const ir::node* p = test::first(up.graph(), "Pad");
   REQUIRE(p->inputs().size() == 3);
@@ -27,7 +26,7 @@ TEST_CASE("Pad's pads and value become inputs at opset 11, of the data's type", 
 TEST_CASE("a zero Pad value needs no input", "[ir][convert-opset][pad]") {
   test::opset_model b(10);
   ir::value* x = b.input("x", {2, 3});
-  b.output_of(b.node("Pad", {x}, attrs(ir::attribute::make_ints("pads", {1, 1, 1, 1}))));
+  b.output_of(b.node("Pad", {x}, ir::attribute_list(ir::attribute::make_ints("pads", {1, 1, 1, 1}))));
   CHECK(test::first(test::converted(b.m, 11).graph(), "Pad")->inputs().size() == 2);
 }
 
@@ -45,6 +44,6 @@ TEST_CASE("Pad's axes input is spread over every axis below opset 18", "[ir][con
 TEST_CASE("Pad's wrap mode is refused below opset 19", "[ir][convert-opset][pad]") {
   test::opset_model b(19);
   ir::value* x = b.input("x", {2, 3});
-  b.output_of(b.node("Pad", {x, b.ints("pads", {0, 1, 0, 1})}, attrs(ir::attribute::make_string("mode", "wrap"))));
+  b.output_of(b.node("Pad", {x, b.ints("pads", {0, 1, 0, 1})}, ir::attribute_list(ir::attribute::make_string("mode", "wrap"))));
   CHECK_THAT(test::conversion_error(b.m, 18).value_or(""), Catch::Contains("mode 'wrap'"));
 }

@@ -3,14 +3,13 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 namespace {
 
 ir::model upsample(std::int64_t opset, const std::string& mode, std::vector<float> scales) {
   test::opset_model b(opset);
   ir::value* x = b.input("x", {1, 2, 3, 4});
-  b.output_of(b.node("Upsample", {x}, attrs(ir::attribute::make_string("mode", mode), ir::attribute::make_floats("scales", scales))));
+  b.output_of(b.node("Upsample", {x}, ir::attribute_list(ir::attribute::make_string("mode", mode), ir::attribute::make_floats("scales", scales))));
   return std::move(b.m);
 }
 
@@ -49,7 +48,7 @@ TEST_CASE("nearest Upsample that both up- and downsamples is refused at Resize-1
 TEST_CASE("a Resize only opset 11 can express is refused going down", "[ir][convert-opset][resize]") {
   test::opset_model b(13);
   ir::value* x = b.input("x", {1, 1, 2, 2});
-  b.output_of(b.node("Resize", {x, nullptr, b.floats("scales", {4}, {1, 1, 2, 2})}, attrs(ir::attribute::make_string("mode", "nearest"))));
+  b.output_of(b.node("Resize", {x, nullptr, b.floats("scales", {4}, {1, 1, 2, 2})}, ir::attribute_list(ir::attribute::make_string("mode", "nearest"))));
   // The default half_pixel coordinates of 11 have no Resize-10 form.
   CHECK_THAT(test::conversion_error(b.m, 10).value_or(""), Catch::Contains("coordinate_transformation_mode"));
   const ir::model at11 = test::converted(b.m, 11);
@@ -62,7 +61,7 @@ TEST_CASE("Resize's antialias and half_pixel_symmetric are refused below their o
   ir::value* x = b.input("x", {1, 1, 4, 4});
   ir::value* scales = b.floats("scales", {4}, {1, 1, 0.5f, 0.5f});
   b.output_of(b.node("Resize", {x, nullptr, scales},
-                     attrs(ir::attribute::make_string("mode", "linear"), ir::attribute::make_int("antialias", 1),
+                     ir::attribute_list(ir::attribute::make_string("mode", "linear"), ir::attribute::make_int("antialias", 1),
                            ir::attribute::make_string("coordinate_transformation_mode", "half_pixel_symmetric"))));
   CHECK_THAT(test::conversion_error(b.m, 18).value_or(""), Catch::Contains("half_pixel_symmetric"));
   test::first(b.m.graph(), "Resize")->remove_attribute("coordinate_transformation_mode");

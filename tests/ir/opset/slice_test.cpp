@@ -3,12 +3,11 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 TEST_CASE("Slice's attributes become inputs at opset 10 and come back going down", "[ir][convert-opset][slice]") {
   test::opset_model b(9);
   ir::value* x = b.input("x", {4, 6});
-  b.output_of(b.node("Slice", {x}, attrs(ir::attribute::make_ints("starts", {1, 0}), ir::attribute::make_ints("ends", {3, 5}),
+  b.output_of(b.node("Slice", {x}, ir::attribute_list(ir::attribute::make_ints("starts", {1, 0}), ir::attribute::make_ints("ends", {3, 5}),
                                          ir::attribute::make_ints("axes", {0, 1}))));
   const ir::model up = test::converted(b.m, 13);
   const ir::node* s = test::first(up.graph(), "Slice");

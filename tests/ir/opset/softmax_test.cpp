@@ -3,7 +3,6 @@
 #include "opset_test_util.hpp"
 
 using namespace inferopt;
-using test::attrs;
 
 namespace {
 
@@ -70,6 +69,6 @@ TEST_CASE("a default-axis softmax keeps its meaning going down to the old defaul
 TEST_CASE("a single-axis softmax on an input of unknown rank is refused going down", "[ir][convert-opset][softmax]") {
   test::opset_model b(13);
   ir::value* x = b.m.graph().add_input("x", std::nullopt);
-  b.output_of(b.node("Softmax", {x}, attrs(ir::attribute::make_int("axis", 0))));
+  b.output_of(b.node("Softmax", {x}, ir::attribute_list(ir::attribute::make_int("axis", 0))));
   CHECK_THAT(test::conversion_error(b.m, 12).value_or(""), Catch::Contains("rank of 'x'"));
 }
