@@ -1,10 +1,11 @@
 #pragma once
 /// The IR module: models, graphs, nodes, values, loading/saving, verification, building, and
 /// the graph queries and edits every module shares (constants, shapes, matrix operands,
-/// bypassing a node).
+/// bypassing a node), and opset conversion.
 
 #include "inferopt/ir/attribute.hpp"
 #include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/convert_opset.hpp"
 #include "inferopt/ir/data_type.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/graph_builder.hpp"

@@ -123,7 +123,9 @@ class converter {
       const std::string op = ctx.n->op_type();
       ctx.version = current.since;
       apply(ctx, current, true, applied);
-      return ctx.n->op_type() != op;  // replaced: go on with the new op's history
+      if (ctx.n->op_type() == op) return false;
+      at = current.since;  // the replacement has its form of that opset: its later changes follow
+      return true;
     }
     ctx.version = later->since;
     apply(ctx, *later, true, applied);

@@ -10,6 +10,7 @@ std::string before(const step_context& ctx) { return "before opset " + std::to_s
 }  // namespace
 
 bool neutral_value::matches(const attribute& a) const {
+  if (any) return true;
   if (const auto* i = std::get_if<std::int64_t>(&value)) {
     if (every_element) {
       return a.kind == attribute_kind::ints && std::all_of(a.ints.begin(), a.ints.end(), [&](std::int64_t e) { return e == *i; });
@@ -25,6 +26,13 @@ attribute neutral_value::make(const std::string& name) const {
   if (const auto* i = std::get_if<std::int64_t>(&value)) return attribute::make_int(name, *i);
   if (const auto* f = std::get_if<double>(&value)) return attribute::make_float(name, static_cast<float>(*f));
   return attribute::make_string(name, std::get<std::string>(value));
+}
+
+std::string neutral_value::text() const {
+  if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
+  if (const auto* f = std::get_if<double>(&value)) return std::to_string(*f);
+  if (const auto* s = std::get_if<std::string>(&value)) return "'" + *s + "'";
+  return "absent";
 }
 
 bool attribute_added::down(step_context& ctx) const {
@@ -66,7 +74,7 @@ bool attribute_default_changed::up(step_context& ctx) const {
 bool attribute_default_changed::down(step_context& ctx) const {
   const attribute* a = ctx.n->find_attribute(attribute_);
   if (!a || !old_default_.matches(*a)) {
-    ctx.refuse("attribute '" + attribute_ + "' other than its default " + before(ctx) + " has no form there");
+    ctx.refuse("attribute '" + attribute_ + "' other than " + old_default_.text() + " has no form " + before(ctx));
   }
   ctx.n->remove_attribute(attribute_);
   return true;

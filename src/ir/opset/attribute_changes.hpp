@@ -16,13 +16,17 @@ namespace inferopt::ir::opset {
 
 /// The value of an attribute that makes a newer definition behave as the older one did:
 /// only absence (monostate), an int, a float, a string, or, with `every_element`, an ints
-/// attribute whose elements all equal the int (dilations of 1).
+/// attribute whose elements all equal the int (dilations of 1). With `any`, every value does
+/// (Cast's saturate, which only float8 targets read, and those the older opset refuses anyway).
 struct neutral_value {
   std::variant<std::monostate, std::int64_t, double, std::string> value;
   bool every_element = false;
+  bool any = false;
   [[nodiscard]] bool matches(const attribute& a) const;
   /// The attribute `name` holding this value (an int, float or string one).
   [[nodiscard]] attribute make(const std::string& name) const;
+  /// The value as a message shows it: `1`, `'DCR'`.
+  [[nodiscard]] std::string text() const;
 };
 
 /// A new attribute: up, nothing to do; down, dropped when absent or neutral, refused otherwise.

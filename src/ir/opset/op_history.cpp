@@ -51,9 +51,8 @@ const attribute_added depth_to_space_mode{"depth-to-space-mode", "mode", {std::s
 const attribute_added count_include_pad{"count-include-pad", "count_include_pad", {std::int64_t{0}}};
 const attribute_added ceil_mode{"ceil-mode", "ceil_mode", {std::int64_t{0}}};
 const attribute_added dilations{"dilations", "dilations", {std::int64_t{1}, true}};
-const attribute_added storage_order{"storage-order", "storage_order", {std::int64_t{0}}};
-const attribute_added saturate{"saturate", "saturate", {std::int64_t{1}}};
-const attribute_added round_mode{"round-mode", "round_mode", {std::string("up")}};
+const attribute_added saturate{"saturate", "saturate", {{}, false, true}};
+const attribute_added round_mode{"round-mode", "round_mode", {{}, false, true}};
 const attribute_added block_size{"block-size", "block_size", {std::int64_t{0}}};
 const attribute_added output_dtype{"output-dtype", "output_dtype", {std::int64_t{0}}};
 const attribute_added precision{"precision", "precision", {std::int64_t{0}}};
@@ -212,7 +211,7 @@ std::vector<op_history> make_table() {
        {{1}, {6, {&consumed_inputs}}, {8, {&variadic_broadcast()}}, {12, {}, integers}, {13, {}, bf16}}},
       {"MaxPool",
        {{1},
-        {8, {&max_pool_indices(), &storage_order}, indices},
+        {8, {&max_pool_indices()}, indices},
         {10, {&ceil_mode, &dilations}},
         {11},
         {12, {}, byte_ints},
@@ -316,7 +315,7 @@ std::vector<op_history> make_table() {
       {"ThresholdedRelu", {{10}, {22, {}, bf16}}},
       {"Tile", {{1}, {6, {&tile_inputs}}, {13, {}, bf16}}},
       {"TopK",
-       {{1}, {10, {&topk_k_to_input()}}, {11, {&largest, &sorted, &negative_axis}, topk_ints}, {24, {}, bf16}}},
+       {{1}, {10, {&topk_k_to_input()}}, {11, {&largest, &sorted}, topk_ints}, {24, {}, bf16}}},
       {"Transpose", {{1}, {13, {}, bf16}, {21, {}, float8_int4}, {23}, {24}}},
       {"Trilu", {{14}}},
       {"Unsqueeze",

@@ -10,32 +10,33 @@
 namespace inferopt::ir::opset {
 namespace {
 
-/// A scalar of `type` holding `v`, in ONNX's raw layout.
-tensor scalar_of(data_type type, double v) {
+template <class T>
+tensor scalar(double v) {
+  return tensor::from_values<T>({}, {}, std::vector<T>{static_cast<T>(v)});
+}
+
+/// A scalar of `type` holding `v`, in ONNX's raw layout; nullopt for types without numbers.
+std::optional<tensor> scalar_of(data_type type, double v) {
   switch (type) {
-    case data_type::float32: return tensor::from_values<float>({}, {}, std::vector<float>{static_cast<float>(v)});
-    case data_type::float64: return tensor::from_values<double>({}, {}, std::vector<double>{v});
-    case data_type::int8: return tensor::from_values<std::int8_t>({}, {}, std::vector{static_cast<std::int8_t>(v)});
-    case data_type::uint8: return tensor::from_values<std::uint8_t>({}, {}, std::vector{static_cast<std::uint8_t>(v)});
-    case data_type::int16: return tensor::from_values<std::int16_t>({}, {}, std::vector{static_cast<std::int16_t>(v)});
-    case data_type::uint16:
-      return tensor::from_values<std::uint16_t>({}, {}, std::vector{static_cast<std::uint16_t>(v)});
-    case data_type::int32: return tensor::from_values<std::int32_t>({}, {}, std::vector{static_cast<std::int32_t>(v)});
-    case data_type::uint32:
-      return tensor::from_values<std::uint32_t>({}, {}, std::vector{static_cast<std::uint32_t>(v)});
-    case data_type::int64: return tensor::from_values<std::int64_t>({}, {}, std::vector{static_cast<std::int64_t>(v)});
-    case data_type::uint64:
-      return tensor::from_values<std::uint64_t>({}, {}, std::vector{static_cast<std::uint64_t>(v)});
+    case data_type::float32: return scalar<float>(v);
+    case data_type::float64: return scalar<double>(v);
+    case data_type::int8: return scalar<std::int8_t>(v);
+    case data_type::uint8: return scalar<std::uint8_t>(v);
+    case data_type::int16: return scalar<std::int16_t>(v);
+    case data_type::uint16: return scalar<std::uint16_t>(v);
+    case data_type::int32: return scalar<std::int32_t>(v);
+    case data_type::uint32: return scalar<std::uint32_t>(v);
+    case data_type::int64: return scalar<std::int64_t>(v);
+    case data_type::uint64: return scalar<std::uint64_t>(v);
     case data_type::float16:
     case data_type::bfloat16: {
       const auto f = static_cast<float>(v);
       const std::uint16_t bits = type == data_type::float16 ? float_to_half(f) : float_to_bfloat16(f);
-      tensor t;
-      t.dtype = type;
-      t.bytes = std::make_shared<const std::string>(reinterpret_cast<const char*>(&bits), sizeof bits);
+      tensor t = scalar<std::uint16_t>(bits);
+      t.dtype = type;  // the same two bytes, read as a 16-bit float
       return t;
     }
-    default: throw error(errc::unsupported, "no scalar of element type " + std::string(to_string(type)));
+    default: return std::nullopt;
   }
 }
 
@@ -137,7 +138,9 @@ bool step_context::move_ints_to_input(const std::string& name, std::size_t index
 }
 
 value* step_context::add_scalar(data_type type, double v, std::string_view suffix) {
-  return add_constant(scalar_of(type, v), suffix);
+  std::optional<tensor> t = scalar_of(type, v);
+  if (!t) refuse("no " + std::string(suffix) + " scalar of element type " + std::string(to_string(type)));
+  return add_constant(std::move(*t), suffix);
 }
 
 node* step_context::add_before(std::string op, std::vector<value*> inputs, std::vector<attribute> attributes,
@@ -175,8 +178,8 @@ void step_context::rebuild(std::string op, std::vector<value*> inputs, std::size
     g.replace_all_uses(was, made->output(i));
   }
   g.erase(old);
-  // Outputs the old node omitted stay unnamed in the file: an unread value of a fresh name is
-  // harmless, and ONNX allows trailing optional outputs to be left out only by count.
+  // An output the old node omitted keeps the fresh name the new node gave it: it is unread,
+  // so naming it changes nothing.
   for (std::size_t i = 0; i < outputs; ++i) {
     if (!names[i].empty()) g.rename(made->output(i), names[i]);
   }

@@ -103,13 +103,18 @@ TEST_CASE("If branches are converted with their node", "[ir][convert-opset]") {
   CHECK(r.nodes_visited == 3);
 }
 
-TEST_CASE("a deprecated Upsample at opset 10 becomes a Resize going up", "[ir][convert-opset]") {
-  test::opset_model b(10);
+TEST_CASE("a deprecated Upsample becomes a Resize going up, and then takes Resize's later changes", "[ir][convert-opset]") {
+  const std::int64_t opset = GENERATE(10, 12);
+  CAPTURE(opset);
+  test::opset_model b(opset);
   ir::value* x = b.input("x", {1, 1, 2, 2});
   b.output_of(b.node("Upsample", {x, b.floats("scales", {4}, {1, 1, 2, 2})}));
-  const ir::model up = test::converted(b.m, 11);
+  const ir::model up = test::converted(b.m, 13);
   CHECK(test::count(up.graph(), "Upsample") == 0);
-  CHECK(test::count(up.graph(), "Resize") == 1);  // the executor runs no deprecated Upsample-10 to compare with
+  const ir::node* r = test::first(up.graph(), "Resize");
+  REQUIRE(r);
+  CHECK(r->inputs().size() == 3);  // roi added at 11: the executor runs no deprecated Upsample-10 to compare with
+  CHECK(r->attr_string("coordinate_transformation_mode", "") == "asymmetric");
 }
 
 TEST_CASE("converting an already converted model to the same opset changes nothing more", "[ir][convert-opset]") {
