@@ -151,7 +151,9 @@ class cutter {
     for (ir::value* v : g.values()) {
       if (v->origin() == ir::value_origin::node_output && !v->is_graph_output()) g.clear_value_info(v);
     }
-    (void)ir::infer_shapes(model_);
+    ir::shape_inference_options options;
+    options.declared = ir::shape_inference_options::declared_types::refresh;
+    (void)ir::infer_shapes(model_, options);
   }
 
   ir::model& model_;
