@@ -10,6 +10,7 @@
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/matrix_operands.hpp"
 #include "inferopt/ir/model.hpp"
+#include "inferopt/ir/name_allocator.hpp"
 #include "inferopt/ir/node.hpp"
 #include "inferopt/ir/printer.hpp"
 #include "inferopt/ir/rewriting.hpp"
