@@ -1,7 +1,7 @@
 #pragma once
 /// The IR module: models, graphs, nodes, values, loading/saving, verification, building, and
 /// the graph queries and edits every module shares (constants, shapes, matrix operands,
-/// bypassing a node).
+/// bypassing a node, editing a shared constant for one reader, fresh names).
 
 #include "inferopt/ir/attribute.hpp"
 #include "inferopt/ir/constants.hpp"
@@ -10,6 +10,7 @@
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/matrix_operands.hpp"
 #include "inferopt/ir/model.hpp"
+#include "inferopt/ir/name_allocator.hpp"
 #include "inferopt/ir/node.hpp"
 #include "inferopt/ir/printer.hpp"
 #include "inferopt/ir/rewriting.hpp"

@@ -370,7 +370,7 @@ ir::value* add_single(ir::graph& g, const std::string& op, std::vector<ir::value
                       std::vector<ir::attribute> attributes = {}) {
   std::string output = g.unique_name(base + "_" + (op == "QuantizeLinear" ? "quantized" : "dequantized"));
   ir::node* n = g.add_node(
-      ir::node_spec{op, std::move(inputs), {std::move(output)}, std::move(attributes), g.unique_name(base + "_" + op), {}},
+      ir::node_spec{op, std::move(inputs), {std::move(output)}, std::move(attributes), base + "_" + op, {}},
       position);
   n->output(0)->set_type(std::move(type));
   return n->output(0);
