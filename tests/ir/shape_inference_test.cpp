@@ -189,3 +189,32 @@ TEST_CASE("infer_shapes types every used value of the light models, outputs incl
     CHECK(compared > g.node_count() / 2);
   }
 }
+
+TEST_CASE("our inference agrees with libonnx's on every torch export it can read, and types more", "[ir][shape-inference]") {
+  const fs::path corpus = test::source_dir() / "tests" / "models" / "corpus";
+  REQUIRE(fs::is_directory(corpus));
+  std::size_t models = 0;
+  for (const auto& entry : fs::directory_iterator(corpus)) {
+    if (entry.path().extension() != ".onnx") continue;
+    ir::model ours = ir::load_model(entry.path());
+    if (ours.opset("").value_or(0) > 17) continue;  // Debian's libonnx stops at 17
+    CAPTURE(entry.path().filename().string());
+    ++models;
+    ir::model theirs = ir::load_model(entry.path());
+    REQUIRE(ir::infer_shapes(ours).ran);
+    REQUIRE(ir::infer_shapes_with_onnx(theirs).ran);
+    CHECK(ir::count_unknown_shapes(ours.graph()) == 0);
+    CHECK(ir::count_unknown_shapes(ours.graph()) <= ir::count_unknown_shapes(theirs.graph()));
+    for (const ir::value* v : theirs.graph().values()) {
+      if (!v->type() || !v->type()->dims) continue;
+      const ir::value* mine = ours.graph().find_value(v->name());
+      REQUIRE(mine);
+      REQUIRE(mine->type());
+      CAPTURE(v->name());
+      CHECK(mine->type()->elem_type == v->type()->elem_type);
+      if (!v->type()->has_static_shape()) continue;
+      CHECK(ir::to_string(mine->type()->dims) == ir::to_string(v->type()->dims));
+    }
+  }
+  CHECK(models >= 14);
+}

@@ -25,6 +25,8 @@ graph runs as written) gives the reference outputs. Then, per command:
   sparsify  `inferopt sparsify --block 16x16 --sparsity 0.5 --min-size 1024` (the corpus'
             weights are small): the output runs in `inferopt run` (onnxruntime has no kernel
             for inferopt.BlockSparseMatMul) with the reference's output shapes and finite values
+  infer     `inferopt inspect --json` on the file as exported: shape inference leaves no value
+            of unknown shape and meets no op without a shape rule
   plan      `inferopt plan --json` leaves no value of unknown size; for a model with symbolic
             dims, `inferopt plan --json --dims batch=2,sequence=16` (the dims it has)
 
@@ -56,7 +58,7 @@ from onnx import numpy_helper
 
 from check_harness import cosine, ort_session, read_tensor, relative_diff, run_cli
 
-COMMANDS = ("run", "O1", "O2", "O3", "quantize", "fp16", "prune", "sparsify", "plan")
+COMMANDS = ("infer", "run", "O1", "O2", "O3", "quantize", "fp16", "prune", "sparsify", "plan")
 REL_TOL = 1e-4  # float32 sums in another order, weights folded in double and rounded once
 DIMS = {"batch": 2, "sequence": 16}  # symbolic dims of the inputs, and plan --dims
 CALIB_BATCHES = 4
@@ -336,7 +338,19 @@ def do_plan(cli, task, work, cell):
                   + (f" with {' '.join(args[3:])}" if dims else ""))
 
 
-CHECKS = {"run": do_run, "O1": do_optimize(1), "O2": do_optimize(2), "O3": do_optimize(3),
+def do_infer(cli, task, work, cell):
+    """Shape inference on the file as exported: every value typed, symbolic where the inputs are."""
+    info = json.loads(run_cli(cli, ["inspect", "--json", task["model"]], timeout=CLI_TIMEOUT_S).stdout)
+    unknown, without_rules = int(info["unknown_shapes"]), info["ops_without_shape_rules"]
+    if unknown or without_rules:
+        cell.fail(f"{unknown} unknown", f"{unknown} values of unknown shape after inference; ops without rules {without_rules}")
+    elif task["symbolic"] and not info["symbolic_dims"]:
+        cell.fail("dims lost", "inspect reports no symbolic input dims for a model that has them")
+    else:
+        cell.note = "0 unknown" + (f", symbolic {','.join(info['symbolic_dims'])}" if task["symbolic"] else "")
+
+
+CHECKS = {"infer": do_infer, "run": do_run, "O1": do_optimize(1), "O2": do_optimize(2), "O3": do_optimize(3),
           "quantize": do_quantize, "fp16": do_fp16, "prune": do_prune, "sparsify": do_sparsify, "plan": do_plan}
 
 
