@@ -274,21 +274,47 @@ template <class Dim>
   return out;
 }
 
-/// Elements a Slice keeps along one axis; numbers are clamped as ONNX says. With a symbolic
-/// dim, bounds are taken to lie inside it (as in any model that runs).
+/// One sliced axis after numpy-style clamping: `count` elements from `start` by `step`.
+struct axis_slice {
+  std::int64_t start = 0;
+  std::int64_t step = 1;
+  std::int64_t count = 0;
+};
+
+// Clamping follows the spec (and onnxruntime): after adding the dim to negative values, a
+// start is clamped to [0, dim] for positive steps and [0, dim-1] for negative ones, an end to
+// [0, dim] or [-1, dim-1]. Out-of-range values thus behave as in numpy, except for a start
+// below -dim with a negative step: numpy (and the Python reference evaluator) gives an empty
+// slice there, the spec starts at element 0.
+inline axis_slice clamp_slice(std::int64_t start, std::int64_t end, std::int64_t step, std::int64_t dim) {
+  axis_slice s;
+  if (dim == 0) return s;
+  // A step longer than the dim takes at most one element; bounding it keeps the arithmetic
+  // below (and the stride products) clear of overflow.
+  step = std::clamp(step, -(dim + 1), dim + 1);
+  start = start < 0 ? start + dim : start;
+  end = end < 0 ? end + dim : end;
+  if (step > 0) {
+    start = std::clamp<std::int64_t>(start, 0, dim);
+    end = std::clamp<std::int64_t>(end, 0, dim);
+    s.count = end > start ? (end - start - 1) / step + 1 : 0;
+  } else {
+    start = std::clamp<std::int64_t>(start, 0, dim - 1);
+    end = std::clamp<std::int64_t>(end, -1, dim - 1);
+    s.count = start > end ? (start - end - 1) / -step + 1 : 0;
+  }
+  s.start = start;
+  s.step = step;
+  return s;
+}
+
+/// Elements a Slice keeps along one axis: with numbers, `clamp_slice`'s count. With a symbolic
+/// dim or bound, bounds are taken to lie inside the dim (as in any model that runs).
 template <class Dim>
 [[nodiscard]] Dim slice_dim(const Dim& d, const Dim& start, const Dim& end, std::int64_t step) {
   if (step == 0) contradiction("Slice step is 0");
   const auto n = constant_of(d), s = constant_of(start), e = constant_of(end);
-  if (n && s && e) {
-    auto clamp = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) { return v < lo ? lo : v > hi ? hi : v; };
-    std::int64_t b = *s < 0 ? *s + *n : *s, f = *e < 0 ? *e + *n : *e;
-    if (*e <= INT64_MIN / 2) f = -1;
-    b = step > 0 ? clamp(b, 0, *n) : clamp(b, 0, *n - 1);
-    f = step > 0 ? clamp(f, 0, *n) : clamp(f, -1, *n - 1);
-    const std::int64_t len = step > 0 ? (f - b + step - 1) / step : (b - f - step - 1) / -step;
-    return Dim{len > 0 ? len : 0};
-  }
+  if (n && s && e) return Dim{clamp_slice(*s, *e, step, *n).count};
   if constexpr (is_numeric_v<Dim>) {
     return Dim{};
   } else {
