@@ -6,6 +6,11 @@
 namespace inferopt::ir {
 namespace {
 
+// Real shapes need a handful of terms; a hostile graph could grow expressions without bound
+// (a chain of Muls on a shape vector), so past these sizes a dim becomes unknown.
+constexpr std::size_t max_terms = 16;
+constexpr std::size_t max_names_per_term = 8;
+
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':'; }
 
 /// Reads the expressions `str` prints; nullopt for anything else (then the whole text is one
@@ -109,6 +114,10 @@ void sym_dim::add_term(const monomial& m, std::int64_t coefficient) {
     return;
   }
   if (c == 0) terms_.erase(m);
+  if (terms_.size() > max_terms || m.size() > max_names_per_term) {
+    known_ = false;
+    terms_.clear();
+  }
 }
 
 std::optional<std::int64_t> sym_dim::constant() const noexcept {
@@ -190,6 +199,7 @@ sym_dim operator*(const sym_dim& a, const sym_dim& b) {
       std::int64_t c = 0;
       if (__builtin_mul_overflow(ca, cb, &c)) return {};
       r.add_term(m, c);
+      if (!r.known_) return {};
     }
   }
   return r;
