@@ -13,6 +13,7 @@
 
 #include "inferopt/ir/model.hpp"
 #include "inferopt/ir/serialize.hpp"
+#include "inferopt/ir/shape_inference.hpp"
 #include "inferopt/ir/statistics.hpp"
 #include "inferopt/runtime/compare.hpp"
 #include "inferopt/runtime/session.hpp"
@@ -73,11 +74,13 @@ void write_report(const std::filesystem::path& path, const nlohmann::json& repor
 
 /// Loads a model and checks its structure; errors name the file.
 ir::model load_checked(const std::filesystem::path& path);
-/// Statistics after shape inference on a copy (the model itself is not touched).
-ir::model_statistics statistics_of(const ir::model& m);
+/// Statistics after shape inference on a copy (the model itself is not touched), with the
+/// inputs' symbolic dims taken as 1; `shapes`, when given, receives what inference found.
+ir::model_statistics statistics_of(const ir::model& m, ir::shape_inference_report* shapes = nullptr);
 nlohmann::json to_json(const ir::model_statistics& s);
-/// Saves the model (atomically, as `ir::save_model` does) and prints `wrote PATH (SIZE)`.
-void save_and_announce(const ir::model& m, const std::filesystem::path& path, const ir::save_options& options = {});
+/// Infers shapes afresh (complete value_info), saves the model atomically, as
+/// `ir::save_model` does, and prints `wrote PATH (SIZE)`.
+void save_and_announce(ir::model& m, const std::filesystem::path& path, const ir::save_options& options = {});
 /// `12.3 MB`, `4.0 KB`.
 std::string human_bytes(std::int64_t bytes);
 nlohmann::json to_json(const std::vector<runtime::output_difference>& diffs);

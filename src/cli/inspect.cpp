@@ -1,10 +1,12 @@
 // `inferopt inspect MODEL [--json]`: versions, interface, op histogram, parameters, MACs.
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
 #include "commands.hpp"
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/shape_inference.hpp"
 
 namespace inferopt::cli {
 namespace {
@@ -20,8 +22,23 @@ nlohmann::json describe_values(std::span<ir::value* const> values) {
   return out;
 }
 
-nlohmann::json inspect_json(const ir::model& m, const ir::model_statistics& s) {
+/// The names of the inputs' symbolic dims (MACs count them as 1).
+std::vector<std::string> symbolic_dims(const ir::graph& g) {
+  std::vector<std::string> names;
+  for (const ir::value* v : g.inputs()) {
+    if (!v->type() || !v->type()->dims) continue;
+    for (const ir::dim& d : *v->type()->dims) {
+      if (d.is_symbolic() && std::find(names.begin(), names.end(), d.param()) == names.end()) names.push_back(d.param());
+    }
+  }
+  return names;
+}
+
+nlohmann::json inspect_json(const ir::model& m, const ir::model_statistics& s, const ir::shape_inference_report& shapes) {
   nlohmann::json j = to_json(s);
+  j["unknown_shapes"] = shapes.unknown_shapes;
+  j["ops_without_shape_rules"] = shapes.unknown_ops;
+  j["symbolic_dims"] = symbolic_dims(m.graph());
   j["ir_version"] = m.ir_version;
   nlohmann::json opsets = nlohmann::json::object();
   for (const auto& o : m.opsets) opsets[o.domain.empty() ? "ai.onnx" : o.domain] = o.version;
@@ -53,6 +70,11 @@ void print_text(const nlohmann::json& j) {
   if (j["macs_unknown_nodes"].get<std::int64_t>() > 0) {
     std::cout << " (+" << j["macs_unknown_nodes"] << " Conv/Gemm/MatMul nodes of unknown shape)";
   }
+  if (!j["symbolic_dims"].empty()) std::cout << " (symbolic dims " << j["symbolic_dims"].dump() << " taken as 1)";
+  std::cout << "\nshapes     ";
+  if (j["unknown_shapes"].get<std::size_t>() == 0) std::cout << "every value known";
+  else std::cout << j["unknown_shapes"] << " values of unknown shape";
+  if (!j["ops_without_shape_rules"].empty()) std::cout << "; ops without shape rules " << j["ops_without_shape_rules"].dump();
   std::cout << "\nops:\n";
   std::vector<std::pair<std::int64_t, std::string>> ops;
   for (const auto& [op, count] : j["ops"].items()) ops.emplace_back(count.get<std::int64_t>(), op);
@@ -72,7 +94,9 @@ void declare_inspect(CLI::App& sub, inspect_options& o) {
 
 int run_inspect(const inspect_options& o) {
   ir::model m = load_checked(o.model);
-  nlohmann::json j = inspect_json(m, statistics_of(m));
+  ir::shape_inference_report shapes;
+  const ir::model_statistics stats = statistics_of(m, &shapes);
+  nlohmann::json j = inspect_json(m, stats, shapes);
   if (o.json) {
     std::cout << j.dump(2) << "\n";
   } else {

@@ -1,8 +1,10 @@
-// `inferopt plan MODEL [--json] [--include-io] [--no-in-place] [--alignment N]`: one static
+// `inferopt plan MODEL [--json] [--include-io] [--no-in-place] [--dims N=V,...] [--alignment N]`: one static
 // arena for the model's intermediate tensors, with naive and lower-bound sizes to judge it.
 
+#include <charconv>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "commands.hpp"
@@ -18,6 +20,7 @@ struct plan_options {
   bool include_io = false;
   bool no_in_place = false;
   std::size_t alignment = 64;
+  std::string dims;  // batch=8,sequence=128
 };
 
 /// a / b, or null when both are 0 (an empty plan); b is 0 only when a is.
@@ -42,7 +45,7 @@ nlohmann::json plan_json(const plan_options& o, const ir::shape_inference_report
           {"alignment", o.alignment},
           {"include_io", o.include_io},
           {"in_place_enabled", !o.no_in_place},
-          {"shape_inference", {{"ran", shapes.ran}, {"note", shapes.note}}},
+          {"shape_inference", {{"ran", shapes.ran}, {"note", shapes.note}, {"unknown_ops", shapes.unknown_ops}}},
           {"tensors", p.tensors.size()},
           {"steps", p.steps},
           {"arena_bytes", p.plan.arena_bytes},
@@ -72,6 +75,9 @@ void print_text(const nlohmann::json& j, const runtime::graph_memory_plan& p) {
   if (!j["shape_inference"]["ran"].get<bool>()) {
     row("shape inference") << j["shape_inference"]["note"].get<std::string>() << "\n";
   }
+  if (!j["shape_inference"]["unknown_ops"].empty()) {
+    row("ops without shapes") << j["shape_inference"]["unknown_ops"].dump() << " (declared types kept)\n";
+  }
   row("tensors") << p.tensors.size() << " planned over " << p.steps << " steps\n";
   row("arena") << bytes_line(p.plan.arena_bytes) << "\n";
   row("naive") << bytes_line(p.plan.naive_bytes) << "  (every tensor its own buffer)\n";
@@ -92,14 +98,36 @@ void print_text(const nlohmann::json& j, const runtime::graph_memory_plan& p) {
   std::cout << "\n";
 }
 
+/// `batch=8,sequence=128` as a map; a malformed entry is the caller's error.
+std::map<std::string, std::int64_t, std::less<>> parse_dim_values(const std::string& text) {
+  std::map<std::string, std::int64_t, std::less<>> values;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string entry = text.substr(start, end - start);
+    const std::size_t eq = entry.find('=');
+    std::int64_t n = -1;
+    const char* digits = eq == std::string::npos ? nullptr : entry.c_str() + eq + 1;
+    const auto [rest, ec] = digits ? std::from_chars(digits, entry.c_str() + entry.size(), n) : std::from_chars_result{};
+    if (!digits || eq == 0 || ec != std::errc{} || *rest != '\0' || n < 0) {
+      throw error(errc::invalid_argument, "--dims expects NAME=N[,NAME=N...] with N >= 0, got '" + entry + "'");
+    }
+    values[entry.substr(0, eq)] = n;
+    start = end + 1;
+  }
+  return values;
+}
+
 int run_plan(const plan_options& o) {
   if (o.alignment == 0 || (o.alignment & (o.alignment - 1)) != 0) {
     throw error(errc::invalid_argument, "--alignment must be a power of two, got " + std::to_string(o.alignment));
   }
   ir::model m = load_checked(o.model);
-  // Types of intermediates come from ONNX shape inference; a model it cannot handle is still
-  // planned, with its untyped values listed as unknown size.
-  const ir::shape_inference_report shapes = ir::infer_shapes(m);
+  // Types of intermediates come from shape inference, with symbolic dims given numbers by
+  // --dims; what stays unknown is listed as unknown size and not planned.
+  ir::shape_inference_options shape_options;
+  shape_options.dim_values = parse_dim_values(o.dims);
+  const ir::shape_inference_report shapes = ir::infer_shapes(m, shape_options);
   const runtime::graph_memory_options options{.alignment = o.alignment,
                                               .include_graph_inputs = o.include_io,
                                               .include_graph_outputs = o.include_io,
@@ -123,6 +151,7 @@ void declare_plan(CLI::App& sub, plan_options& o) {
   sub.add_flag("--json", o.json, "Print one JSON object (with every tensor's offset) instead of text");
   sub.add_flag("--include-io", o.include_io, "Plan graph inputs and outputs too");
   sub.add_flag("--no-in-place", o.no_in_place, "Never let an elementwise or view output reuse its input's bytes");
+  sub.add_option("--dims", o.dims, "Sizes for symbolic dims, e.g. batch=8,sequence=128");
   sub.add_option("--alignment", o.alignment, "Alignment of every offset in bytes, a power of two (default 64)");
 }
 

@@ -20,9 +20,18 @@ ir::model load_checked(const std::filesystem::path& path) {
   return m;
 }
 
-ir::model_statistics statistics_of(const ir::model& m) {
+ir::model_statistics statistics_of(const ir::model& m, ir::shape_inference_report* shapes) {
   ir::model copy = m.clone();
-  (void)ir::infer_shapes(copy);
+  // MACs need numbers: symbolic dims of the inputs count as 1 (one sample, one token).
+  ir::shape_inference_options options;
+  for (const ir::value* v : copy.graph().inputs()) {
+    if (!v->type() || !v->type()->dims) continue;
+    for (const ir::dim& d : *v->type()->dims) {
+      if (d.is_symbolic()) options.dim_values.emplace(d.param(), 1);
+    }
+  }
+  const ir::shape_inference_report report = ir::infer_shapes(copy, options);
+  if (shapes) *shapes = report;
   return ir::compute_statistics(copy);
 }
 
@@ -31,7 +40,11 @@ nlohmann::json to_json(const ir::model_statistics& s) {
           {"macs", s.macs},   {"macs_unknown_nodes", s.macs_unknown_nodes}};
 }
 
-void save_and_announce(const ir::model& m, const std::filesystem::path& path, const ir::save_options& options) {
+void save_and_announce(ir::model& m, const std::filesystem::path& path, const ir::save_options& options) {
+  // Every model we write carries complete value_info, computed afresh after our edits.
+  ir::shape_inference_options refresh;
+  refresh.declared = ir::shape_inference_options::declared_types::refresh;
+  (void)ir::infer_shapes(m, refresh);
   ir::save_model(m, path, options);
   std::cout << "wrote " << path.string() << " ("
             << human_bytes(static_cast<std::int64_t>(std::filesystem::file_size(path))) << ")\n";

@@ -107,10 +107,14 @@ bool fits_weight_type(const conv_weights& c) {
 
 void commit(ir::graph& g, const conv_weights& c) {
   ir::node* conv = c.conv;
-  const std::string w_base = conv->input(1)->name();
-  const std::string b_base = conv->input(2) ? conv->input(2)->name() : w_base + "_bias";
-  ir::set_constant_input(g, conv, 1, ir::floats_as(*c.weight_tensor, c.weight_tensor->dims, c.w), w_base);
-  ir::set_constant_input(g, conv, 2, ir::floats_as(*c.weight_tensor, {c.out_channels}, c.bias), b_base);
+  ir::tensor w = ir::floats_as(*c.weight_tensor, c.weight_tensor->dims, c.w);  // before W changes
+  ir::tensor b = ir::floats_as(*c.weight_tensor, {c.out_channels}, c.bias);
+  ir::replace_constant_input(g, conv, 1, std::move(w));
+  if (conv->input(2)) {
+    ir::replace_constant_input(g, conv, 2, std::move(b));
+  } else {
+    ir::set_constant_input(g, conv, 2, std::move(b), conv->input(1)->name() + "_bias");
+  }
 }
 
 }  // namespace inferopt::fusion::detail

@@ -49,8 +49,8 @@ void shift_output_channels(conv_weights& c, std::span<const double> shift);
 /// storing it does not overflow (float16 tops out at 65504).
 [[nodiscard]] bool fits_weight_type(const conv_weights& c);
 
-/// Stores the folded W and B (W loaded) as new initializers of W's type (the old ones may be shared)
-/// and gives the conv a bias input when it had none.
+/// Stores the folded W and B (W loaded) in W's type, for this conv alone (a W or B other nodes
+/// read too is replaced by a copy), and gives the conv a bias input when it had none.
 void commit(ir::graph& g, const conv_weights& c);
 
 }  // namespace inferopt::fusion::detail

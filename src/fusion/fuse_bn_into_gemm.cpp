@@ -231,10 +231,15 @@ void fold_step(ir::graph& g, const pass_context& ctx, const fold_match& m) {
   }
 
   ir::bypass(g, m.step, m.affine.data_index);
-  if (scaled_weight) ir::set_constant_input(g, p, 1, std::move(*scaled_weight), p->input(1)->name());
+  // A weight or bias other nodes read too is replaced by a copy; theirs stays as it was.
+  if (scaled_weight) ir::replace_constant_input(g, p, 1, std::move(*scaled_weight));
   if (bias) {
     if (m.to_gemm) p->set_op_type("Gemm");
-    ir::set_constant_input(g, p, 2, std::move(*bias), c ? c->name() : p->output(0)->name() + "_bias");
+    if (c) {
+      ir::replace_constant_input(g, p, 2, std::move(*bias));
+    } else {
+      ir::set_constant_input(g, p, 2, std::move(*bias), p->output(0)->name() + "_bias");
+    }
     if (is_gemm) p->set_attribute(ir::attribute::make_float("beta", 1.0f));
   }
 }

@@ -13,6 +13,12 @@ void node_range::iterator::skip() noexcept {
 }
 
 graph::~graph() {
+  // A subgraph destroyed while its holder lives takes its names out of the enclosing graphs;
+  // our own subgraphs go with us and need not take theirs out of ours.
+  names_.detach();
+  for (auto& n : nodes_) {
+    for (graph* sub : n->subgraphs()) sub->names_.drop_enclosing();
+  }
   // Nodes go first, while every value they read (ours and our ancestors') is still alive;
   // nodes of a subgraph drop their uses of outer values as they go.
   for (auto& n : nodes_) {
@@ -66,24 +72,6 @@ value* graph::resolve(std::string_view name) const {
   return nullptr;
 }
 
-bool graph::defined_in_subgraphs(std::string_view name) const {
-  for (node* n : nodes()) {
-    for (graph* sub : n->subgraphs()) {
-      if (sub->find_value(name) || sub->defined_in_subgraphs(name)) return true;
-    }
-  }
-  return false;
-}
-
-std::string graph::unique_name(std::string_view base) {
-  std::string stem = base.empty() ? std::string("v") : std::string(base);
-  std::string candidate = stem;
-  while (resolve(candidate) || defined_in_subgraphs(candidate)) {
-    candidate = stem + "_" + std::to_string(++name_counter_);
-  }
-  return candidate;
-}
-
 value* graph::new_value(std::string name, value_origin origin) {
   if (!name.empty() && by_name_.count(name)) {
     throw error(errc::invalid_model, "value '" + name + "' is defined twice");
@@ -95,7 +83,14 @@ value* graph::new_value(std::string name, value_origin origin) {
   value* raw = v.get();
   values_.push_back(std::move(v));
   by_name_.emplace(raw->name_, raw);
+  names_.add_value(raw->name_);
   return raw;
+}
+
+void graph::adopt(graph& sub, node* holder) {
+  sub.parent_ = this;
+  sub.parent_node_ = holder;
+  sub.names_.attach(names_);
 }
 
 value* graph::add_input(std::string name, std::optional<value_type> type) {
@@ -150,6 +145,11 @@ void graph::remove_output(std::size_t index) {
 }
 
 node* graph::add_node(node_spec spec, node* position) {
+  if (!spec.name.empty() && names_.is_node_name_taken(spec.name)) spec.name = names_.node_name(spec.name);
+  return insert_node(std::move(spec), position);
+}
+
+node* graph::insert_node(node_spec spec, node* position) {
   auto n = std::make_unique<node>();
   n->op_type_ = std::move(spec.op_type);
   n->domain_ = std::move(spec.domain);
@@ -158,11 +158,9 @@ node* graph::add_node(node_spec spec, node* position) {
   n->serial_ = next_serial_++;
   n->attributes_ = std::move(spec.attributes);
   node* raw = n.get();
+  names_.add_node(raw->name_);
   for (attribute& a : raw->attributes_) {
-    for (auto& g : a.graphs) {
-      g->parent_ = this;
-      g->parent_node_ = raw;
-    }
+    for (auto& g : a.graphs) adopt(*g, raw);
   }
   for (std::size_t i = 0; i < spec.outputs.size(); ++i) {
     std::string out_name = spec.outputs[i];
@@ -251,7 +249,10 @@ void graph::erase(node* n) {
     if (!out) continue;
     out->dead_ = true;
     by_name_.erase(out->name_);
+    names_.remove_value(out->name_);
   }
+  for (graph* sub : n->subgraphs()) sub->names_.detach();
+  names_.remove_node(n->name_);
   n->dead_ = true;
   --live_nodes_;
 }
@@ -263,6 +264,7 @@ void graph::erase_value(value* v) {
   if (v->origin_ == value_origin::graph_input) std::erase(inputs_, v);
   v->dead_ = true;
   by_name_.erase(v->name_);
+  names_.remove_value(v->name_);
 }
 
 void graph::clear_value_info(value* v) {
@@ -275,13 +277,15 @@ void graph::rename(value* v, std::string new_name) {
   expects(v && v->owner_ == this && !v->dead_, "value does not belong to this graph");
   if (new_name == v->name_) return;
   // A name defined in a subgraph would shadow this value for the subgraph's readers of it.
-  if (resolve(new_name) || defined_in_subgraphs(new_name)) {
+  if (names_.is_value_name_taken(new_name)) {
     throw error(errc::invalid_argument, "value name '" + new_name + "' is taken");
   }
   by_name_.erase(v->name_);
+  names_.remove_value(v->name_);
   v->name_ = std::move(new_name);
   if (v->initializer_) v->initializer_->name = v->name_;
   by_name_.emplace(v->name_, v);
+  names_.add_value(v->name_);
 }
 
 void graph::move_before(node* n, node* position) {
@@ -394,7 +398,7 @@ std::unique_ptr<graph> graph::clone() const {
 void graph::clone_into(graph& dst) const {
   dst.name_ = name_;
   dst.residual_ = residual_;
-  dst.name_counter_ = name_counter_;
+  dst.names_.copy_stems(names_);
   std::unordered_map<const value*, value*> map;
   for (const auto& v : values_) {
     if (v->dead_) continue;
@@ -428,6 +432,7 @@ void graph::clone_into(graph& dst) const {
     c->residual_ = n->residual_;
     c->owner_ = &dst;
     c->serial_ = n->serial_;
+    dst.names_.add_node(c->name_);
     dst.nodes_.push_back(std::move(c));
     ++dst.live_nodes_;
     for (std::size_t i = 0; i < n->outputs_.size(); ++i) {
@@ -457,8 +462,7 @@ void graph::clone_into(graph& dst) const {
       ca.residual = a.residual;
       for (const auto& g : a.graphs) {
         auto sub = std::make_unique<graph>();
-        sub->parent_ = &dst;
-        sub->parent_node_ = raw;
+        dst.adopt(*sub, raw);
         g->clone_into(*sub);
         ca.graphs.push_back(std::move(sub));
       }

@@ -18,10 +18,7 @@ struct graph_access {
   static std::vector<value*>& value_info_order(graph& g) { return g.value_info_order_; }
   static const std::vector<value*>& value_info_order(const graph& g) { return g.value_info_order_; }
   static std::size_t& function_count(model& m) { return m.function_count_; }
-  static void set_parent(graph& g, graph* parent, node* parent_node) {
-    g.parent_ = parent;
-    g.parent_node_ = parent_node;
-  }
+  static void set_parent(graph& g, graph& parent, node* parent_node) { parent.adopt(g, parent_node); }
   static value* new_value(graph& g, std::string name, value_origin origin) { return g.new_value(std::move(name), origin); }
   static void set_origin(value& v, value_origin o) { v.origin_ = o; }
   static void set_initializer_raw(graph& g, value* v, tensor t) {
@@ -32,7 +29,7 @@ struct graph_access {
   /// Creates a node with output values but no inputs yet (inputs are wired in a second
   /// sweep so that out-of-order graphs still resolve).
   static node* new_node(graph& g, std::string op, std::string domain, std::string name) {
-    return g.add_node(node_spec{std::move(op), {}, {}, {}, std::move(name), std::move(domain)});
+    return g.insert_node(node_spec{std::move(op), {}, {}, {}, std::move(name), std::move(domain)}, nullptr);
   }
   static void add_output_value(graph& g, node* n, value* v) {
     v->producer_ = n;

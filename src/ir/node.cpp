@@ -114,6 +114,14 @@ std::vector<std::int64_t> node::attr_ints(std::string_view name, std::vector<std
   return a ? a->ints : fallback;
 }
 
+void node::set_name(std::string n) {
+  if (owner_ && !dead_) {
+    owner_->names_.remove_node(name_);
+    owner_->names_.add_node(n);
+  }
+  name_ = std::move(n);
+}
+
 std::vector<graph*> node::subgraphs() const {
   std::vector<graph*> out;
   for (const attribute& a : attributes_) {

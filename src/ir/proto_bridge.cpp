@@ -167,7 +167,7 @@ struct graph_loader {
 
   std::unique_ptr<graph> subgraph(onnx::GraphProto& gp, graph& parent, node* owner) {
     auto sub = std::make_unique<graph>();
-    ga::set_parent(*sub, &parent, owner);
+    ga::set_parent(*sub, parent, owner);
     load(gp, *sub);
     return sub;
   }
@@ -223,7 +223,9 @@ struct graph_writer {
       }
     }
     for (value* v : g.initializers()) tensor_to_proto(*v->initializer(), *gp.add_initializer(), sink);
-    for (node* n : g.nodes()) write_node(*n, *gp.add_node());
+    const std::vector<std::string> node_names = distinct_node_names(g);
+    std::size_t k = 0;
+    for (node* n : g.nodes()) write_node(*n, node_names[k++], *gp.add_node());
     for (value* v : g.outputs()) write_info(*v, *gp.add_output());
     for (value* v : ga::value_info_order(g)) {
       if (!v->is_dead() && ga::in_value_info(*v)) write_info(*v, *gp.add_value_info());
@@ -253,11 +255,33 @@ struct graph_writer {
     }
   }
 
-  void write_node(const node& n, onnx::NodeProto& np) {
+  /// The names the nodes of `g` are written under, in order: a name an earlier node of the
+  /// graph has already gets a fresh suffix. onnxruntime refuses a graph with two nodes of one
+  /// name, and a loaded file may have them (new nodes never repeat a name: see node_spec).
+  static std::vector<std::string> distinct_node_names(const graph& g) {
+    name_counts taken;
+    for (const node* n : g.nodes()) taken.add(n->name());
+    name_counts written;
+    name_stems stems;
+    std::vector<std::string> out;
+    out.reserve(g.node_count());
+    for (const node* n : g.nodes()) {
+      std::string name = n->name();
+      if (!name.empty() && written.contains(name)) {
+        name = stems.fresh(name, [&](std::string_view c) { return taken.contains(c); });
+        taken.add(name);
+      }
+      written.add(name);
+      out.push_back(std::move(name));
+    }
+    return out;
+  }
+
+  void write_node(const node& n, const std::string& name, onnx::NodeProto& np) {
     np.ParseFromString(ga::residual(n));
     using setter = void (onnx::NodeProto::*)(const std::string&);
     set_if_changed(np, &onnx::NodeProto::has_name, &onnx::NodeProto::name, static_cast<setter>(&onnx::NodeProto::set_name),
-                   n.name());
+                   name);
     set_if_changed(np, &onnx::NodeProto::has_op_type, &onnx::NodeProto::op_type,
                    static_cast<setter>(&onnx::NodeProto::set_op_type), n.op_type());
     set_if_changed(np, &onnx::NodeProto::has_domain, &onnx::NodeProto::domain,

@@ -1,6 +1,7 @@
 #include "inferopt/ir/rewriting.hpp"
 
 #include "inferopt/core/error.hpp"
+#include "inferopt/ir/constants.hpp"
 
 namespace inferopt::ir {
 bool can_take_output_name(const graph& g, const value* in, const value* out) {
@@ -69,6 +70,52 @@ value* set_constant_input(graph& g, node* n, std::size_t index, tensor t, std::s
   value* v = g.add_initializer(std::move(name), std::move(t));
   g.set_input(n, index, v);
   return v;
+}
+
+bool is_sole_reader(const node* n, const value* v) noexcept {
+  return v && !v->is_graph_output() && v->uses().size() == 1 && v->uses().front().user == n;
+}
+
+value* own_constant_input(graph& g, node* n, std::size_t index) {
+  value* v = n->input(index);
+  expects(v != nullptr && v->is_initializer(), "own_constant_input: the input is not an initializer");
+  if (is_sole_reader(n, v)) return v;
+  value* copy = set_constant_input(g, n, index, *v->initializer(), v->name());
+  if (v->type()) copy->set_type(v->type());
+  return copy;
+}
+
+value* replace_constant_input(graph& g, node* n, std::size_t index, tensor t) {
+  value* v = own_constant_input(g, n, index);
+  if (v->type()) {
+    value_type type = *v->type();
+    type.elem_type = t.dtype;
+    type.dims = shape(t.dims.begin(), t.dims.end());
+    v->set_type(std::move(type));
+  }
+  v->owner()->set_initializer(v, std::move(t));
+  return v;
+}
+
+bool is_identity_of_constant(const node& n, std::int64_t ir_version) noexcept {
+  return n.is("Identity") && n.inputs().size() == 1 && n.outputs().size() == 1 && n.input(0) && n.output(0) &&
+         is_constant(*n.input(0), ir_version);
+}
+
+void forward_constant(graph& g, node* n, std::size_t in_index, std::size_t out_index) {
+  value* in = n->input(in_index);
+  value* out = n->output(out_index);
+  expects(in != nullptr && out != nullptr && in->is_initializer(), "forward_constant: the input is not an initializer");
+  g.replace_uses_except_outputs(out, in);
+  if (!out->is_graph_output()) {
+    g.erase(n);
+    return;
+  }
+  const std::string name = out->name();
+  value* copy = g.add_initializer(g.unique_name(name), *in->initializer());
+  g.replace_all_uses(out, copy);
+  g.erase(n);
+  g.rename(copy, name);
 }
 
 }  // namespace inferopt::ir

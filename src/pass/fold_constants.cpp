@@ -74,6 +74,9 @@ bool fold_constants::run(ir::graph& g, pass_context& ctx) {
   std::int64_t folded = 0;
   for (ir::node* n : g.node_list()) {
     if (n->is_dead() || is_nondeterministic(*n) || !n->subgraphs().empty()) continue;
+    // An Identity of a constant folds to the constant itself, which eliminate-identity does
+    // without copying it once per Identity (TorchScript shares weights through Identities).
+    if (n->is("Identity")) continue;
     const bool outputs_used = std::any_of(n->outputs().begin(), n->outputs().end(),
                                           [](const ir::value* v) { return v && (v->has_uses() || v->is_graph_output()); });
     if (!outputs_used) continue;  // dce's job

@@ -136,14 +136,9 @@ class cutter {
                              v->name() + "_shape");
       return;
     }
-    ir::tensor t = gather(*current->data, s.axis, kept, keep_slice);
-    g.set_initializer(v, t);
-    if (v->type()) {
-      // A declared type (value_info, or the graph input of an IR < 4 model) follows the data.
-      ir::value_type type = *v->type();
-      type.dims = ir::shape(t.dims.begin(), t.dims.end());
-      v->set_type(type);
-    }
+    // A constant other nodes read too (exporters share equal biases) is cut in a copy; a
+    // declared type (value_info, or the graph input of an IR < 4 model) follows the data.
+    ir::replace_constant_input(g, s.node, s.input_index, gather(*current->data, s.axis, kept, keep_slice));
   }
 
   void reinfer_shapes() {
@@ -151,7 +146,9 @@ class cutter {
     for (ir::value* v : g.values()) {
       if (v->origin() == ir::value_origin::node_output && !v->is_graph_output()) g.clear_value_info(v);
     }
-    (void)ir::infer_shapes(model_);
+    ir::shape_inference_options options;
+    options.declared = ir::shape_inference_options::declared_types::refresh;
+    (void)ir::infer_shapes(model_, options);
   }
 
   ir::model& model_;

@@ -247,17 +247,11 @@ void measure(const ir::model& copy, std::span<const runtime::tensor_map> batches
   }
 }
 
-/// Replaces input `index` of `n` by `values` in the old tensor's element type and dims. The
-/// tensor is rewritten in place only when `n` is its one reader; another reader keeps its values.
+/// Replaces input `index` of `n` by `values` in the old tensor's element type and dims; another
+/// reader of the old tensor keeps its values.
 void replace_statistic(ir::graph& g, ir::node* n, std::size_t index, std::span<const double> values) {
-  ir::value* old = n->input(index);
-  const ir::tensor& like = *old->initializer();
-  ir::tensor t = ir::floats_as(like, like.dims, values);
-  if (old->uses().size() == 1 && !old->is_graph_output()) {
-    g.set_initializer(old, std::move(t));
-  } else {
-    (void)ir::set_constant_input(g, n, index, std::move(t), old->name());
-  }
+  const ir::tensor& like = *n->input(index)->initializer();
+  (void)ir::replace_constant_input(g, n, index, ir::floats_as(like, like.dims, values));
 }
 
 }  // namespace

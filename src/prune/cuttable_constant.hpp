@@ -1,6 +1,7 @@
 #pragma once
-// Constants pruning may cut: an initializer, or a ConstantOfShape output (cutting it means
-// changing its target shape), read by one node only so that cutting it changes nothing else.
+// Constants pruning may cut: an initializer, shared or not (the cut gives its node its own
+// copy: ir::replace_constant_input), or a ConstantOfShape output read by one node only
+// (cutting it means changing its target shape, which every reader would see).
 
 #include <cstdint>
 #include <optional>
@@ -20,8 +21,9 @@ struct cuttable {
 };
 
 inline std::optional<cuttable> cuttable_constant(const ir::value* v, std::int64_t ir_version) {
-  if (!v || v->uses().size() != 1 || v->is_graph_output()) return std::nullopt;
+  if (!v) return std::nullopt;
   if (const ir::tensor* t = ir::constant_tensor(v, ir_version)) return cuttable{t->dims, t, nullptr};
+  if (v->uses().size() != 1 || v->is_graph_output()) return std::nullopt;
   const ir::node* p = v->producer();
   if (!p || !p->is("ConstantOfShape")) return std::nullopt;  // its shape may be shared: cuts write a new one
   auto shape = ir::constant_ints(p->input(0), ir_version);

@@ -5,6 +5,7 @@
 
 #include "cuttable_constant.hpp"
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/statistics.hpp"
 #include "inferopt/ir/verify.hpp"
 
@@ -59,6 +60,11 @@ std::vector<layer_cost> layer_costs(const ir::model& m) {
 }
 
 prune_summary prune_model(ir::model& m, const prune_options& options) {
+  // TorchScript exports read the constants they share through Identity nodes; the analysis
+  // must see the constants to cut them.
+  for (ir::node* n : m.graph().node_list()) {
+    if (ir::is_identity_of_constant(*n, m.ir_version)) ir::forward_constant(m.graph(), n);
+  }
   (void)ir::infer_shapes(m);
   prune_summary s;
   const std::vector<layer_cost> before = layer_costs(m);

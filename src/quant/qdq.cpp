@@ -334,12 +334,9 @@ ir::value* add_single(ir::graph& g, const std::string& op, std::vector<ir::value
                       ir::node* position, std::optional<ir::value_type> type,
                       std::vector<ir::attribute> attributes = {}) {
   std::string output = g.unique_name(base + "_" + (op == "QuantizeLinear" ? "quantized" : "dequantized"));
-  // Named after its output, which is unique: unique_name knows value names only, so a name
-  // made from `base` alone repeats when two pairs share a base (a bias two Convs read) and
-  // onnxruntime refuses models with two nodes of one name.
-  std::string name = output;
-  ir::node* n = g.add_node(ir::node_spec{op, std::move(inputs), {std::move(output)}, std::move(attributes), std::move(name), {}},
-                           position);
+  ir::node* n = g.add_node(
+      ir::node_spec{op, std::move(inputs), {std::move(output)}, std::move(attributes), base + "_" + op, {}},
+      position);
   n->output(0)->set_type(std::move(type));
   return n->output(0);
 }

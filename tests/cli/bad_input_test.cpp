@@ -110,6 +110,44 @@ TEST_CASE("inspect, optimize, plan, sparsify, prune and convert reject malformed
   CHECK(folder_entries(out_dir).empty());
 }
 
+TEST_CASE("a model whose shapes contradict its nodes is one error line naming the node, for every command",
+          "[cli][bad-input]") {
+  struct shape_case {
+    const char* name;
+    std::string bytes;
+    const char* node;
+    const char* problem;
+  };
+  const shape_case input = GENERATE(values<shape_case>({
+      {"contradiction.onnx", contradicting_shape_model_bytes(), "'relu_a'", "declared 1x5 but computes 1x4"},
+      {"zero_stride.onnx", zero_stride_model_bytes(), "'pool'", "stride 0"},
+  }));
+  CAPTURE(input.name);
+  scratch root("bad_shapes");
+  const fs::path model = root.path() / input.name;
+  const fs::path out = root.path() / "out";
+  fs::create_directories(out);
+  write_bytes(model, input.bytes);
+
+  std::vector<std::string> args;
+  SECTION("inspect") { args = {"inspect", model.string(), "--json"}; }
+  SECTION("plan") { args = {"plan", model.string()}; }
+  SECTION("optimize -O2") { args = {"optimize", model.string(), "-o", (out / "o.onnx").string(), "-O2"}; }
+  SECTION("fp16") { args = {"fp16", model.string(), "-o", (out / "o.onnx").string()}; }
+  SECTION("quantize") { args = {"quantize", model.string(), "-o", (out / "o.onnx").string(), "--calib-random", "2"}; }
+  SECTION("prune") { args = {"prune", model.string(), "-o", (out / "o.onnx").string(), "--ratio", "0.5"}; }
+  CAPTURE(args);
+
+  const process_result r = run_cli(args);
+  CAPTURE(r.err);
+  REQUIRE(r.exited());
+  CHECK(r.exit_code == 2);
+  CHECK(is_one_error_line(r.err));
+  CHECK_THAT(r.err, Contains(input.node) && Contains(input.problem));
+  CHECK(read_bytes(model) == input.bytes);
+  CHECK(folder_entries(out).empty());
+}
+
 TEST_CASE("a model file that does not exist or is a folder is one error line", "[cli][bad-input]") {
   scratch root("missing_file");
   const std::string path = GENERATE(std::string("nope.onnx"), std::string("."));

@@ -76,6 +76,37 @@ inline std::string external_data_model_bytes(const std::string& location) {
   return detail::bytes_of(m);
 }
 
+/// `a = Relu(x); y = Relu(a)` with `a` declared [1,5] in value_info, though Relu of a [1,4]
+/// input computes [1,4].
+inline std::string contradicting_shape_model_bytes() {
+  onnx::ModelProto m = detail::empty_model();
+  onnx::GraphProto& g = *m.mutable_graph();
+  add_node(g, "Relu", {"x"}, {"a"}, "relu_a");
+  add_node(g, "Relu", {"a"}, {"y"}, "relu_y");
+  set_float_info(*g.add_value_info(), "a", {1, 5});
+  return detail::bytes_of(m);
+}
+
+/// `y = MaxPool(x)` over a [1,1,4,4] input with strides [0, 0]: a division by zero for any
+/// shape formula that does not check.
+inline std::string zero_stride_model_bytes() {
+  onnx::ModelProto m = detail::empty_model();
+  onnx::GraphProto& g = *m.mutable_graph();
+  g.clear_input();
+  g.clear_output();
+  set_float_info(*g.add_input(), "x", {1, 1, 4, 4});
+  set_float_info(*g.add_output(), "y", {1, 1, 2, 2});
+  onnx::NodeProto& pool = add_node(g, "MaxPool", {"x"}, {"y"}, "pool");
+  for (const char* name : {"kernel_shape", "strides"}) {
+    onnx::AttributeProto& a = *pool.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INTS);
+    a.add_ints(name == std::string("strides") ? 0 : 2);
+    a.add_ints(name == std::string("strides") ? 0 : 2);
+  }
+  return detail::bytes_of(m);
+}
+
 /// `count` bytes from a fixed-seed Mersenne Twister (its output sequence is specified by the
 /// standard, so every platform writes the same file).
 inline std::string random_bytes(std::size_t count, std::uint32_t seed = 20240601) {

@@ -166,6 +166,25 @@ TEST_CASE("fuse-bn-into-gemm leaves a weight shared with another Gemm as it was"
   CHECK(y1->producer()->input(1) != w);
 }
 
+TEST_CASE("fuse-bn-into-gemm leaves a bias shared with another Gemm as it was", "[fusion][fuse-bn-into-gemm]") {
+  ir::model m = ir::make_model("shared_bias");
+  ir::graph_builder b(m.graph());
+  ir::value* x = b.input("x", ir::data_type::float32, {4, 8});
+  ir::value* c = b.random_constant("c", {6}, 0.5f);
+  const std::string c_bytes = *c->initializer()->bytes;
+  ir::value* y1 = b.op("Gemm", {x, b.random_constant("w1", {6, 8}, 0.5f), c}, gemm_attributes(1.0f, 1.0f, 0, 1));
+  y1->set_type(test::float_type({4, 6}));
+  ir::value* y2 = b.op("Gemm", {x, b.random_constant("w2", {6, 8}, 0.5f), c}, gemm_attributes(1.0f, 1.0f, 0, 1));
+  b.output(b.batch_norm(y1));
+  b.output(y2);
+
+  run_and_compare(m);
+  CHECK(test::count_ops(m.graph(), "BatchNormalization") == 0);
+  CHECK(y2->producer()->input(2) == c);
+  CHECK(*c->initializer()->bytes == c_bytes);
+  CHECK(y1->producer()->input(2) != c);
+}
+
 TEST_CASE("fuse-bn-into-gemm declines when the weight is not a constant", "[fusion][fuse-bn-into-gemm]") {
   ir::model m = ir::make_model("no_const");
   ir::graph_builder b(m.graph());

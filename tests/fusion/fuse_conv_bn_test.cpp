@@ -192,6 +192,38 @@ TEST_CASE("fuse-conv-bn writes new weights and leaves weights shared with anothe
   CHECK(c.conv->input(2) != b);
 }
 
+TEST_CASE("fuse-conv-bn folds the batch norms of two convs sharing weights into a copy for each",
+          "[fusion][fuse-conv-bn]") {
+  // TorchScript exports share equal initializers between layers; each conv's fold must reach
+  // that conv alone, whichever is folded first.
+  test::conv_model c = test::make_conv_model({});
+  ir::graph& g = c.m.graph();
+  ir::value* w = c.conv->input(1);
+  ir::value* b = c.conv->input(2);
+  std::vector<ir::attribute> attrs;
+  attrs.push_back(ir::attribute::make_ints("pads", {1, 1, 1, 1}));
+  ir::node* twin = test::add_op(g, "Conv", {c.x, w, b}, "twin", {"twin_out"}, std::move(attrs));
+  twin->output(0)->set_type(c.y->type());
+  g.add_output(add_batch_norm(c, c.y, 6, "bn")->output(0));
+  g.add_output(add_batch_norm(c, twin->output(0), 6, "twin_bn")->output(0));
+
+  require_folded(c.m, 2);
+  CHECK(c.conv->input(1) != twin->input(1));
+  CHECK(c.conv->input(2) != twin->input(2));
+  // The second fold found the original read by its conv alone and edited it in place.
+  CHECK((c.conv->input(1) == w || twin->input(1) == w));
+  CHECK((c.conv->input(2) == b || twin->input(2) == b));
+}
+
+TEST_CASE("fuse-conv-bn keeps the names of weights only its conv reads", "[fusion][fuse-conv-bn]") {
+  test::conv_model c = conv_bn({});
+  const std::string w = c.conv->input(1)->name();
+  const std::string b = c.conv->input(2)->name();
+  require_folded(c.m);
+  CHECK(c.conv->input(1)->name() == w);
+  CHECK(c.conv->input(2)->name() == b);
+}
+
 TEST_CASE("fuse-conv-bn folds the inference forms of older opsets", "[fusion][fuse-conv-bn]") {
   test::conv_shape s;
   SECTION("opset 8 with spatial = 1") {

@@ -59,6 +59,26 @@ void require_folded(ir::model& m, std::int64_t folds = 1) {
 
 }  // namespace
 
+TEST_CASE("fuse-conv-mul-add folds into a copy of weights another conv shares", "[fusion][fuse-conv-mul-add]") {
+  test::conv_model c = test::make_conv_model({});
+  ir::graph& g = c.m.graph();
+  ir::value* w = c.conv->input(1);
+  ir::value* b = c.conv->input(2);
+  const std::string w_bytes = *w->initializer()->bytes;
+  ir::node* twin = test::add_op(g, "Conv", {c.x, w, b}, "twin", {"twin_out"});
+  ir::node* n = add_arithmetic(c, "Mul", c.y, {6, 1, 1});
+  g.add_output(n->output(0));
+  g.add_output(twin->output(0));
+
+  const ir::model before = test::copy_of(c.m);
+  CHECK(run(c.m).rewrites == 1);
+  test::require_same_outputs(before, c.m);
+  CHECK(twin->input(1) == w);
+  CHECK(twin->input(2) == b);
+  CHECK(*w->initializer()->bytes == w_bytes);
+  CHECK(c.conv->input(1) != w);
+}
+
 TEST_CASE("fuse-conv-mul-add folds a per-channel or scalar constant of every accepted shape",
           "[fusion][fuse-conv-mul-add]") {
   using dims = std::vector<std::int64_t>;

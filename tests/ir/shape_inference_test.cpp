@@ -1,5 +1,6 @@
-// ONNX shape inference through the IR: types come back onto our values, newer opsets are
-// skipped with a note, and real models get typed end to end.
+// Shape inference: our own rules type every value (symbolic dims, shape vectors computed in
+// the graph, newer opsets), agree with libonnx's where it knows the opset, and refuse a model
+// whose declared shapes contradict its nodes.
 
 #include <catch2/catch.hpp>
 
@@ -92,7 +93,7 @@ TEST_CASE("infer_shapes types the intermediate values of a graph whose types wer
   }
 }
 
-TEST_CASE("infer_shapes skips a model importing an opset newer than ONNX knows", "[ir][shape-inference]") {
+TEST_CASE("libonnx's inference skips a model importing an opset newer than it knows; ours types it", "[ir][shape-inference]") {
   ir::model m = ir::make_model("future", 21);
   ir::graph_builder b(m.graph());
   ir::value* x = b.input("x", ir::data_type::float32, {1, 8});
@@ -103,17 +104,25 @@ TEST_CASE("infer_shapes skips a model importing an opset newer than ONNX knows",
   REQUIRE_FALSE(hidden->type());
 
   ir::shape_inference_report report;
-  REQUIRE_NOTHROW(report = ir::infer_shapes(m));
+  REQUIRE_NOTHROW(report = ir::infer_shapes_with_onnx(m));
   CHECK_FALSE(report.ran);
   CHECK(report.values_typed == 0);
   CHECK_THAT(report.note, Contains("opset 21") && Contains("skipped"));
   CHECK(report.note.find('\n') == std::string::npos);
   CHECK_FALSE(hidden->type());
 
-  SECTION("the same model at opset 17 is typed") {
+  SECTION("the same model at opset 17 is typed by libonnx") {
     m.opsets = {{"", 17}};
+    report = ir::infer_shapes_with_onnx(m);
+    CHECK(report.ran);
+    REQUIRE(hidden->type());
+    CHECK(ir::to_string(hidden->type()->dims) == "1x8");
+  }
+
+  SECTION("our inference types it at opset 21") {
     report = ir::infer_shapes(m);
     CHECK(report.ran);
+    CHECK(report.unknown_shapes == 0);
     REQUIRE(hidden->type());
     CHECK(ir::to_string(hidden->type()->dims) == "1x8");
   }
@@ -157,4 +166,55 @@ TEST_CASE("infer_shapes types every used value of the light models, outputs incl
   CHECK(untyped == 0);
   CHECK(report.values_typed > g.node_count() / 2);
   CHECK(ir::find_problems(g).empty());
+
+  SECTION("libonnx computes the same shape for every value it types") {
+    ir::model theirs = ir::load_model(path);
+    for (ir::node* n : theirs.graph().nodes()) {
+      for (ir::value* v : n->outputs()) {
+        if (v) v->set_type(std::nullopt);
+      }
+    }
+    REQUIRE(ir::infer_shapes_with_onnx(theirs).ran);
+    std::size_t compared = 0;
+    for (const ir::value* v : theirs.graph().values()) {
+      if (!v->type() || !v->type()->has_static_shape()) continue;
+      const ir::value* ours = g.find_value(v->name());
+      REQUIRE(ours);
+      CAPTURE(v->name());
+      REQUIRE(ours->type());
+      CHECK(ir::to_string(ours->type()->dims) == ir::to_string(v->type()->dims));
+      CHECK(ours->type()->elem_type == v->type()->elem_type);
+      ++compared;
+    }
+    CHECK(compared > g.node_count() / 2);
+  }
+}
+
+TEST_CASE("our inference agrees with libonnx's on every torch export it can read, and types more", "[ir][shape-inference]") {
+  const fs::path corpus = test::source_dir() / "tests" / "models" / "corpus";
+  REQUIRE(fs::is_directory(corpus));
+  std::size_t models = 0;
+  for (const auto& entry : fs::directory_iterator(corpus)) {
+    if (entry.path().extension() != ".onnx") continue;
+    ir::model ours = ir::load_model(entry.path());
+    if (ours.opset("").value_or(0) > 17) continue;  // Debian's libonnx stops at 17
+    CAPTURE(entry.path().filename().string());
+    ++models;
+    ir::model theirs = ir::load_model(entry.path());
+    REQUIRE(ir::infer_shapes(ours).ran);
+    REQUIRE(ir::infer_shapes_with_onnx(theirs).ran);
+    CHECK(ir::count_unknown_shapes(ours.graph()) == 0);
+    CHECK(ir::count_unknown_shapes(ours.graph()) <= ir::count_unknown_shapes(theirs.graph()));
+    for (const ir::value* v : theirs.graph().values()) {
+      if (!v->type() || !v->type()->dims) continue;
+      const ir::value* mine = ours.graph().find_value(v->name());
+      REQUIRE(mine);
+      REQUIRE(mine->type());
+      CAPTURE(v->name());
+      CHECK(mine->type()->elem_type == v->type()->elem_type);
+      if (!v->type()->has_static_shape()) continue;
+      CHECK(ir::to_string(mine->type()->dims) == ir::to_string(v->type()->dims));
+    }
+  }
+  CHECK(models >= 14);
 }

@@ -120,13 +120,52 @@ TEST_CASE("eliminate-identity declines an Identity from a graph input straight t
   CHECK(test::output_names(m.graph()) == std::vector<std::string>{"y"});
 }
 
-TEST_CASE("eliminate-identity declines an Identity from a constant to a graph output", "[pass][eliminate-identity]") {
+TEST_CASE("eliminate-identity points the readers of an Identity over a shared constant at the constant",
+          "[pass][eliminate-identity]") {
+  // TorchScript's export: one constant, read directly by one node and through an Identity
+  // by others. The readers must share the constant itself, not copies of it.
+  chain c = relu_chain();
+  ir::graph& g = c.m.graph();
+  ir::graph_builder b(g);
+  ir::value* w = b.constant("w", {3}, {1.0f, 2.0f, 3.0f});
+  ir::node* direct = test::add_op(g, "Add", {c.relu->output(0), w}, "direct");
+  ir::node* id = test::add_op(g, "Identity", {w}, "id");
+  ir::node* through = test::add_op(g, "Mul", {direct->output(0), id->output(0)}, "through");
+  g.add_output(through->output(0));
+
+  pass_record r = run(c.m);
+  CHECK(r.counters.at("constants-forwarded") == 1);
+  CHECK(test::count_ops(g, "Identity") == 0);
+  CHECK(through->input(1) == w);
+  CHECK(w->uses().size() == 2);
+  CHECK(g.initializers().size() == 1);
+}
+
+TEST_CASE("eliminate-identity replaces an Identity from a constant to a graph output by a renamed copy",
+          "[pass][eliminate-identity]") {
   ir::model m = ir::make_model("constant");
-  ir::graph_builder b(m.graph());
+  ir::graph& g = m.graph();
+  ir::graph_builder b(g);
+  ir::value* x = g.add_input("x", test::float_type({2}));
   ir::value* w = b.constant("w", {2}, {1.0f, 2.0f});
-  ir::node* id = test::add_op(m.graph(), "Identity", {w}, "id", {"y"});
-  m.graph().add_output(id->output(0));
-  require_declined(m);
+  ir::node* add = test::add_op(g, "Add", {x, w}, "add");  // keeps w read under its own name
+  ir::node* id = test::add_op(g, "Identity", {w}, "id", {"y"});
+  g.add_output(add->output(0));
+  g.add_output(id->output(0));
+
+  pass_record r = run(m);
+  CHECK(r.rewrites == 1);
+  CHECK(test::count_ops(g, "Identity") == 0);
+  REQUIRE(test::output_names(g) == std::vector<std::string>{"add_out", "y"});
+  const ir::value* y = g.outputs()[1];
+  REQUIRE(y->is_constant());
+  CHECK(y->initializer()->bytes == w->initializer()->bytes);  // the copy shares the data
+  CHECK(add->input(1) == w);
+  CHECK(w->name() == "w");
+
+  const std::string once = test::bytes_of(m);
+  CHECK_FALSE(run(m).changed);
+  CHECK(test::bytes_of(m) == once);
 }
 
 TEST_CASE("eliminate-identity declines an Identity between two graph outputs", "[pass][eliminate-identity]") {

@@ -62,6 +62,19 @@ TEST_CASE("fold-constants replaces a node with constant inputs by an initializer
   CHECK(diffs.at(0).within);
 }
 
+TEST_CASE("fold-constants leaves an Identity of a constant to eliminate-identity", "[pass][fold-constants]") {
+  // Folding would store one copy of the constant per Identity; TorchScript exports share
+  // weights through many of them.
+  ir::model m = ir::make_model("identity");
+  ir::graph_builder b(m.graph());
+  ir::value* x = b.input("x", ir::data_type::float32, {3});
+  ir::value* c = b.constant("c", {3}, {1, 2, 3});
+  b.output(b.op("Add", {x, b.identity(c)}, {}, "add"));
+  const std::string before = ir::serialize_model(m);
+  CHECK_FALSE(run_fold(m));
+  CHECK(ir::serialize_model(m) == before);
+}
+
 TEST_CASE("fold-constants run twice equals run once", "[pass][fold-constants]") {
   ir::model m = partly_constant_model();
   run_fold(m);

@@ -252,7 +252,7 @@ TEST_CASE("channels that reach a graph output are pinned", "[prune][groups]") {
   CHECK_THAT(prune::explain(a), Catch::Contains("graph output"));
 }
 
-TEST_CASE("weights shared by two layers pin those layers", "[prune][groups]") {
+TEST_CASE("a weight shared by two convs is cut in a copy for each of them", "[prune][groups]") {
   auto m = build_model({1, 4, 4, 4}, [](ir::graph_builder& b, ir::value* x) {
     ir::value* y = conv_relu(b, x, 4);
     ir::value* w = b.random_constant("shared_w", {4, 4, 1, 1}, 0.5f);
@@ -261,8 +261,38 @@ TEST_CASE("weights shared by two layers pin those layers", "[prune][groups]") {
     return b.conv(q, 2);
   });
   const auto a = test::analyze_without_defaults(m);
-  // Only the first conv's channels could go, but they reach the shared-weight conv.
-  CHECK(prunable_groups(a).empty());
+  CHECK(prunable_groups(a).size() == 3);  // the first conv and both sharing ones
+  auto r = test::prune_and_check_equivalent(m);
+  CHECK(r.plan.removed_units() == 3 * 2);
+  const std::vector<ir::node*> convs = r.pruned.graph().node_list();
+  const ir::node* p = convs[2];
+  const ir::node* q = convs[4];
+  REQUIRE((p->is("Conv") && q->is("Conv")));
+  CHECK(p->input(1) != q->input(1));
+  CHECK(ir::constant_tensor(p->input(1), r.pruned.ir_version)->dims == std::vector<std::int64_t>{2, 2, 1, 1});
+  CHECK(ir::constant_tensor(q->input(1), r.pruned.ir_version)->dims == std::vector<std::int64_t>{2, 2, 1, 1});
+}
+
+TEST_CASE("a bias shared by several convs is cut in a copy, and a pinned conv keeps it whole", "[prune][groups]") {
+  // TorchScript exports share equal biases between layers (the zero biases left by folding
+  // BatchNorms of untrained weights); the last conv reaches the output and is pinned.
+  auto m = build_model({1, 3, 6, 6}, [](ir::graph_builder& b, ir::value* x) {
+    ir::value* bias = b.random_constant("shared_b", {6}, 0.5f);
+    const auto conv = [&](ir::value* in, std::int64_t in_channels) {
+      ir::value* w = b.random_constant("w", {6, in_channels, 1, 1}, 0.5f);
+      return typed(b.op("Conv", {in, w, bias}), {1, 6, 6, 6});
+    };
+    return conv(b.relu(conv(b.relu(conv(x, 3)), 6)), 6);
+  });
+  const auto a = test::analyze_without_defaults(m);
+  CHECK(prunable_groups(a).size() == 2);
+  auto r = test::prune_and_check_equivalent(m);
+  CHECK(r.plan.removed_units() == 2 * 3);
+  std::vector<std::int64_t> bias_sizes;
+  for (const ir::node* n : r.pruned.graph().nodes()) {
+    if (n->is("Conv")) bias_sizes.push_back(ir::constant_tensor(n->input(2), r.pruned.ir_version)->dims[0]);
+  }
+  CHECK(bias_sizes == std::vector<std::int64_t>{3, 3, 6});
 }
 
 TEST_CASE("by default the first conv and the last layer are ignored", "[prune][groups]") {

@@ -58,7 +58,7 @@ inline void zero_readers(ir::model& m, const prune::channel_analysis& a, const p
     }
   }
   for (const prune::cut_site& s : a.sites) {
-    const ir::node& n = *s.node;
+    ir::node& n = *s.node;
     const bool gemm_b = n.is("Gemm") && s.input_index == 1 && s.axis == (n.attr_int("transB", 0) ? 1 : 0);
     const bool reads = (n.is("Conv") && s.input_index == 1 && s.axis == 1) || gemm_b ||
                        (n.is("MatMul") && s.input_index == 1 && s.axis == 0) ||
@@ -81,7 +81,8 @@ inline void zero_readers(ir::model& m, const prune::channel_analysis& a, const p
         std::fill_n(values.begin() + (o * count + c) * inner, inner, 0.0);
       }
     }
-    m.graph().set_initializer(w, ir::floats_as(*t, t->dims, values));
+    // A weight other layers share is zeroed for this reader only, as pruning cuts it.
+    ir::replace_constant_input(*n.owner(), &n, 1, ir::floats_as(*t, t->dims, values));
   }
 }
 

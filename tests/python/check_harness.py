@@ -1,24 +1,67 @@
-"""What the ONNX Runtime oracle scripts share: running the inferopt CLI, and running named
-checks, each of which passes (with a one-line summary), fails (reported with a short
-traceback, then counted) or is skipped for missing data."""
+"""What the ONNX Runtime oracle scripts share: running the inferopt CLI, onnxruntime sessions
+that run a graph as written, output metrics, and running named checks, each of which passes
+(with a one-line summary), fails (reported with a short traceback, then counted) or is
+skipped for missing data."""
 
 import subprocess
 import sys
 import time
 import traceback
+from pathlib import Path
+
+import numpy as np
 
 
 class Skip(Exception):
     """A check that cannot run here (missing data), reported but not failed."""
 
 
-def run_cli(cli, args, cwd=None):
-    """Runs `inferopt ARGS...`; a non-zero exit raises with the command and its stderr."""
-    proc = subprocess.run([str(cli), *map(str, args)], cwd=cwd, capture_output=True, text=True)
+def run_cli(cli, args, cwd=None, timeout=None):
+    """Runs `inferopt ARGS...`; a non-zero exit raises with the command and its stderr (so does
+    running past `timeout` seconds, subprocess.TimeoutExpired)."""
+    proc = subprocess.run([str(cli), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise AssertionError(
             f"inferopt {' '.join(map(str, args))} exited {proc.returncode}: {proc.stderr.strip()}")
     return proc
+
+
+def ort_session(path, threads=0):
+    """An onnxruntime CPU session with its graph optimizations off, so the graph runs as
+    written (0 threads: onnxruntime's default)."""
+    import onnxruntime as ort  # only the scripts that need it pay for the import
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 3  # unused initializers and the like are not failures
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = threads
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+
+
+def read_tensor(path):
+    """(name, array) of a TensorProto file such as `inferopt run --output-dir` writes."""
+    import onnx
+    from onnx import numpy_helper
+
+    t = onnx.TensorProto()
+    t.ParseFromString(Path(path).read_bytes())
+    return t.name, numpy_helper.to_array(t)
+
+
+def relative_diff(actual, expected):
+    """max |actual - expected| / max |expected|, in float64 (0 for two empty tensors)."""
+    if expected.size == 0:
+        return 0.0
+    diff = np.max(np.abs(actual.astype(np.float64) - expected.astype(np.float64)))
+    return float(diff / max(float(np.max(np.abs(expected.astype(np.float64)))), 1e-30))
+
+
+def cosine(actual, expected):
+    """Cosine similarity of the two tensors, flattened, in float64."""
+    a, e = actual.astype(np.float64).ravel(), expected.astype(np.float64).ravel()
+    norms = float(np.linalg.norm(a) * np.linalg.norm(e))
+    return float(a @ e / norms) if norms > 0 else float(np.array_equal(a, e))
 
 
 def run_checks(checks):

@@ -26,6 +26,12 @@ report's top-1 agreement with the unpruned model on the calibration batches is w
 onnxruntime gives (within one sample); the float and pruned top-1 accuracies are printed (not
 bounded: fine-tuning is out of scope of issue 8).
 
+Then a model shaped like a TorchScript export (shared_constants_model.py: one bias shared by
+four Convs, three of them through Identity nodes, and a weight shared by two), as written and
+after -O2: `inferopt prune --ratio 0.5 --round-to 1` removes channels (the report's prunable
+groups and removed channels are not 0), the result passes the checker with all node names
+distinct, and runs in onnxruntime with the output shape unchanged.
+
 Exit status: 0 when every check passed (skips allowed), 1 otherwise.
 """
 
@@ -41,6 +47,7 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 from check_harness import Skip, run_checks, run_cli
+from shared_constants_model import INPUT_SHAPE, assert_distinct_node_names, write_shared_constants_model
 
 RATIO = 0.3
 LIGHT_MODELS = (
@@ -161,6 +168,27 @@ def check_digits(cli, data, work):
             f"inferopt run vs ORT max |diff| {float(np.max(np.abs(ours - logits))):.2g}")
 
 
+def check_shared_constants(cli, work, level):
+    work.mkdir(parents=True, exist_ok=True)
+    model, pruned, report_path = work / "model.onnx", work / "pruned.onnx", work / "r.json"
+    write_shared_constants_model(model)
+    if level:
+        optimized = work / "optimized.onnx"
+        run_cli(cli, ["optimize", model, "-o", optimized, level])
+        model = optimized
+    run_cli(cli, ["prune", model, "-o", pruned, "--ratio", 0.5, "--round-to", 1, "--report", report_path])
+    onnx.checker.check_model(str(pruned), full_check=True)
+    assert_distinct_node_names(pruned)
+    report = json.loads(report_path.read_text())
+    groups, macs_before, macs_after = report_numbers(report)
+    assert groups > 0 and report["removed_channels"] > 0, f"nothing pruned: {groups} prunable groups"
+    x = np.random.default_rng(0).standard_normal(INPUT_SHAPE).astype(np.float32)
+    y = session(pruned).run(None, {"x": x})[0]
+    assert y.shape == (1, 10) and np.all(np.isfinite(y)), f"output {y.shape}"
+    return (f"{groups} prunable groups, {report['removed_channels']} channels removed, "
+            f"MACs {macs_before} -> {macs_after}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", required=True, type=Path, help="the inferopt binary")
@@ -182,6 +210,9 @@ def main():
             return check_light(args.cli, model, args.work / name)
         checks.append((f"light_{name}", light))
     checks.append(("digits CNN (--round-to 1 --calib-dir)", lambda: check_digits(args.cli, args.data, args.work / "digits")))
+    for level in ("", "-O2"):
+        checks.append((f"TorchScript-shaped shared constants {level or 'as exported'}",
+                       lambda level=level: check_shared_constants(args.cli, args.work / f"shared{level}", level)))
 
     return run_checks(checks)
 

@@ -14,6 +14,11 @@
    tensor of the range table, each the float32 bits of max(|min|, |max|) / 127.
 4. The default model (example 00), when --make-default is given, quantizes with random
    calibration batches and runs in onnxruntime.
+5. A model shaped like a TorchScript export (shared_constants_model.py: one bias shared by
+   four Convs, three of them through Identity nodes, and a weight shared by two) quantizes
+   with random calibration into a model whose node names are all distinct, which passes the
+   checker, loads in onnxruntime and stays within 10% of the float logits (max |diff| over
+   max |float|) on uniform inputs in [-1, 1), the calibration distribution.
 
 Exit status: 0 when every check passed (skips allowed), 1 otherwise.
 """
@@ -31,6 +36,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
+
+from shared_constants_model import INPUT_SHAPE, assert_distinct_node_names, write_shared_constants_model
 
 MIN_AGREEMENT = 0.98
 MAX_ACCURACY_DROP = 0.01
@@ -146,6 +153,23 @@ def default_model(cli, make_default, work):
     return f"runs in onnxruntime, output {list(y.shape)}"
 
 
+def shared_constants(cli, work):
+    model, out = work / "shared_constants.onnx", work / "shared_constants_int8.onnx"
+    write_shared_constants_model(model)
+    run_cli(cli, ["quantize", model, "-o", out, "--calib-random", "4", "--method", "minmax", "--no-fallback"])
+    onnx.checker.check_model(str(out), full_check=True)
+    assert_distinct_node_names(out)
+    x = np.random.default_rng(1).uniform(-1, 1, INPUT_SHAPE).astype(np.float32)
+    want = session(model, ort.GraphOptimizationLevel.ORT_DISABLE_ALL).run(None, {"x": x})[0]
+    errors = []
+    for level in (ort.GraphOptimizationLevel.ORT_DISABLE_ALL, ort.GraphOptimizationLevel.ORT_ENABLE_ALL):
+        got = session(out, level).run(None, {"x": x})[0]
+        errors.append(float(np.max(np.abs(got - want)) / np.max(np.abs(want))))
+    assert max(errors) <= 0.10, f"int8 logits differ by {max(errors):.3f} of the largest float logit"
+    dq = sum(n.op_type == "DequantizeLinear" for n in onnx.load(str(out)).graph.node)
+    return f"{dq} DequantizeLinear, all node names distinct, max relative logit error {max(errors):.3f}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", required=True, type=Path)
@@ -161,6 +185,7 @@ def main():
         ("calibration shards merge exactly", lambda: shards_merge_exactly(args.cli, args.data, args.work)),
         ("TensorRT calibration cache", lambda: trt_cache_format(args.cli, args.data, args.work)),
         ("default model", lambda: default_model(args.cli, args.make_default, args.work)),
+        ("TorchScript-shaped shared constants", lambda: shared_constants(args.cli, args.work)),
     ]
     failed = 0
     for name, check in checks:

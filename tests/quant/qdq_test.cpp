@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -256,6 +257,42 @@ TEST_CASE("quantize_qdq keeps logits within 5% and top-1 on 90% of samples", "[q
     CHECK(relative_error(p) < 0.05);
     CHECK(top1_agreement(p) >= 0.9);
   }
+}
+
+TEST_CASE("quantize_qdq gives every reader of a shared bias its own DequantizeLinear, all names distinct",
+          "[quant][qdq]") {
+  // TorchScript exports share equal initializers between layers (the zero biases of a model
+  // whose BatchNorms were folded); each Conv's bias is quantized with its own input scale.
+  ir::model m = ir::make_model("shared_bias");
+  ir::graph_builder b(m.graph(), 5);
+  ir::value* x = b.input("x", ir::data_type::float32, {16, 3, 8, 8});
+  ir::value* c1 = b.conv(x, 8, {}, "conv1");
+  ir::value* c2 = b.conv(b.relu(c1), 8, {}, "conv2");
+  ir::value* c3 = b.conv(b.relu(c2), 8, {}, "conv3");
+  b.output(b.gemm(b.flatten(b.global_average_pool(b.relu(c3))), 10, "fc"));
+  ir::graph& g = m.graph();
+  ir::value* bias = c1->producer()->input(2);
+  g.set_input(c2->producer(), 2, bias);
+  g.set_input(c3->producer(), 2, bias);
+  g.set_input(c3->producer(), 1, c2->producer()->input(1));  // a shared weight too
+  (void)test::run_cleanups(m, "remove-unused");
+
+  auto [q, r] = quantized(m, observe_ranges(m));
+  CHECK(r.biases_quantized == 4);
+  std::set<std::string> names;
+  std::set<const ir::node*> bias_dqs;
+  for (const ir::node* n : q.graph().nodes()) {
+    CAPTURE(n->name());
+    CHECK_FALSE(n->name().empty());
+    CHECK(names.insert(n->name()).second);
+    if (n->is("Conv")) bias_dqs.insert(producer(n->input(2)));
+  }
+  CHECK(bias_dqs.size() == 3);
+  const ir::model reloaded = copy_of(q);  // what a consumer of the saved file sees
+  CHECK(test::count_ops(reloaded.graph(), "DequantizeLinear") == test::count_ops(q.graph(), "DequantizeLinear"));
+  const logits_pair p = run_both(m, q, 100);
+  CAPTURE(relative_error(p));
+  CHECK(relative_error(p) < 0.05);
 }
 
 TEST_CASE("quantize_qdq per-channel weight scales are max |w| / 127 per output channel", "[quant][qdq]") {

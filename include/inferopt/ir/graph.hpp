@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "inferopt/ir/name_allocator.hpp"
 #include "inferopt/ir/node.hpp"
 #include "inferopt/ir/value.hpp"
 
@@ -51,6 +52,8 @@ struct node_spec {
   /// Output names; an empty name makes a fresh unique one, derived from the node name.
   std::vector<std::string> outputs;
   std::vector<attribute> attributes;
+  /// The node's name, or a fresh variant of it (`name_1`, ...) when another node of the graph
+  /// has it already: a graph never gains a second node of one name. Empty stays empty.
   std::string name;
   std::string domain;
 };
@@ -93,9 +96,13 @@ class graph {
   [[nodiscard]] graph* parent() const noexcept { return parent_; }
   [[nodiscard]] node* parent_node() const noexcept { return parent_node_; }
   /// Whether a graph nested in this one, at any depth, defines a value named `name`.
-  [[nodiscard]] bool defined_in_subgraphs(std::string_view name) const;
-  /// A name no value of this graph, its ancestors or its subgraphs uses yet.
-  [[nodiscard]] std::string unique_name(std::string_view base);
+  [[nodiscard]] bool defined_in_subgraphs(std::string_view name) const { return names_.is_defined_below(name); }
+  /// The names of this graph, and fresh value and node names for it.
+  [[nodiscard]] name_allocator& names() noexcept { return names_; }
+  [[nodiscard]] const name_allocator& names() const noexcept { return names_; }
+  /// A value name no value of this graph, its ancestors or its subgraphs uses yet; short for
+  /// `names().value_name(base)`.
+  [[nodiscard]] std::string unique_name(std::string_view base) { return names_.value_name(base); }
 
   // ---- building --------------------------------------------------------------------------
   value* add_input(std::string name, std::optional<value_type> type);
@@ -142,6 +149,10 @@ class graph {
   friend class node;
 
   value* new_value(std::string name, value_origin origin);
+  /// add_node without making the node name unique: the loader keeps the file's names.
+  node* insert_node(node_spec spec, node* position);
+  /// Makes `sub` a subgraph of this graph, held by `holder`.
+  void adopt(graph& sub, node* holder);
   void add_use(value* v, node* user, std::size_t index);
   void remove_use(value* v, node* user, std::size_t index);
   void detach_uses(node* n);
@@ -159,7 +170,7 @@ class graph {
   node* parent_node_ = nullptr;
   std::size_t live_nodes_ = 0;
   std::size_t next_serial_ = 0;
-  std::size_t name_counter_ = 0;
+  name_allocator names_;  // every live value name and node name of this graph
   std::string residual_;  // serialized GraphProto: doc_string, sparse_initializer, annotations
 };
 

@@ -20,7 +20,9 @@ class node {
   [[nodiscard]] const std::string& op_type() const noexcept { return op_type_; }
   [[nodiscard]] const std::string& domain() const noexcept { return domain_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
-  void set_name(std::string n) { name_ = std::move(n); }
+  /// Renames the node as given (duplicates are allowed, as in a loaded file; add_node is what
+  /// keeps new nodes unique).
+  void set_name(std::string n);
   void set_op_type(std::string op) { op_type_ = std::move(op); }
   void set_domain(std::string d) { domain_ = std::move(d); }
   /// True for the default ONNX operator set (`""` or `ai.onnx`).

@@ -1,10 +1,12 @@
 #pragma once
 /// Graph edits every rewrite shares: taking a node out of the data flow (Identity, inference
 /// Dropout, a no-op Reshape, a folded BatchNormalization), finding the sole reader of a value,
-/// and giving a node a new constant operand. The pass layer, the fusions and the sparse pass
-/// all use these; none of them owns them.
+/// giving a node a new constant operand, and editing a constant for one reader when others
+/// share it. The pass layer, the fusions, quantization, pruning and the sparse pass all use
+/// these; none of them owns them.
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "inferopt/ir/graph.hpp"
@@ -57,5 +59,36 @@ bool erase_if_unread(graph& g, node* n);
 /// Makes input `index` of `n` a new initializer holding `t`, named after `base`. The old
 /// operand is left alone (other nodes may share it); `remove-unused` drops it once unused.
 value* set_constant_input(graph& g, node* n, std::size_t index, tensor t, std::string_view base);
+
+/// Whether `n` is the only reader of `v`: no other node (or other input slot of `n`) reads it
+/// and it is no graph output. Editing such a constant in place changes `n` alone.
+[[nodiscard]] bool is_sole_reader(const node* n, const value* v) noexcept;
+
+/// Gives `n` its own copy of the initializer it reads at input `index` when anything else
+/// (another node, another slot, a graph output) reads it too, and returns the value `n` reads
+/// afterwards: the original when `n` was its only reader. Exporters share one initializer
+/// between layers (TorchScript shares equal biases), so a rewrite that edits a constant for
+/// one node calls this first. The copy is an initializer of `g` named after the original; it
+/// shares the tensor's bytes, so copying costs no data.
+/// Preconditions: `g` is `n`'s graph; input `index` of `n` is an initializer.
+value* own_constant_input(graph& g, node* n, std::size_t index);
+
+/// Gives input `index` of `n` the data `t`, for `n` alone: in place when `n` is the
+/// initializer's only reader (its name stays), in a copy otherwise (see own_constant_input).
+/// A declared type follows `t`'s element type and dims. Returns the value `n` reads.
+/// Preconditions: as own_constant_input.
+value* replace_constant_input(graph& g, node* n, std::size_t index, tensor t);
+
+/// Whether `n` is an Identity (default domain, one input, one output) whose input is a
+/// constant (see is_constant): what forward_constant takes out.
+[[nodiscard]] bool is_identity_of_constant(const node& n, std::int64_t ir_version) noexcept;
+
+/// Takes a node that forwards input `in_index` unchanged (an Identity) out of the data flow
+/// when that input is a constant: its readers read the constant itself, and when output
+/// `out_index` is a graph output, a copy of the constant sharing its bytes takes the output's
+/// name (the constant keeps its own, which other readers may need). TorchScript exports put
+/// such nodes over the constants they share between layers.
+/// Preconditions: input `in_index` is an initializer; `n`'s other outputs are unused.
+void forward_constant(graph& g, node* n, std::size_t in_index = 0, std::size_t out_index = 0);
 
 }  // namespace inferopt::ir

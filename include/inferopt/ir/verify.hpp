@@ -1,10 +1,11 @@
 #pragma once
-/// Structural checks of a graph and ONNX shape inference.
+/// Structural checks of a graph, and libonnx's checker and shape inference as cross-checks.
 
 #include <string>
 #include <vector>
 
 #include "inferopt/ir/model.hpp"
+#include "inferopt/ir/shape_inference.hpp"
 
 namespace inferopt::ir {
 
@@ -17,17 +18,11 @@ namespace inferopt::ir {
 /// Throws `error(errc::verification)` with the first problem `find_problems` reports.
 void verify(const graph& g);
 
-/// What shape inference did.
-struct shape_inference_report {
-  bool ran = false;
-  std::string note;               ///< why it was skipped or failed; empty when it ran cleanly
-  std::size_t values_typed = 0;   ///< values whose type was added or refined
-};
-
-/// Runs libonnx's shape inference and records the inferred types on the model's values.
-/// Skipped, with a note and never an exception, when the model imports a default-domain
-/// opset newer than the linked ONNX library knows.
-shape_inference_report infer_shapes(model& m);
+/// Runs libonnx's shape inference and records the inferred types on the model's values: a
+/// cross-check of our own (`ir/shape_inference.hpp`), which is the source of truth. Skipped,
+/// with a note and never an exception, when the model imports a default-domain opset newer
+/// than the linked ONNX library knows.
+shape_inference_report infer_shapes_with_onnx(model& m);
 
 /// ONNX's model checker; throws `error(errc::verification)` with the checker's message.
 void check_with_onnx(const model& m);

@@ -7,7 +7,8 @@
 /// Conditions (a node that fails one is left as it is):
 ///   1. every present input is a constant (an initializer no graph input can override), or
 ///      the node is Shape/Size of a value whose shape is static;
-///   2. the op is deterministic (no Random*, Multinomial, Bernoulli) and has no subgraph;
+///   2. the op is deterministic (no Random*, Multinomial, Bernoulli), has no subgraph and is
+///      no Identity (eliminate-identity forwards the constant itself instead of a copy);
 ///   3. the executor has a kernel for it at the model's opset, and evaluating it succeeds;
 ///   4. no folded output exceeds `max-bytes` (default 64 MB): folding must not bloat a model
 ///      (e.g. an Expand to a huge constant is cheaper computed at run time).

@@ -1,11 +1,11 @@
 #pragma once
-/// `infer-shapes`: gives intermediate values the types ONNX shape inference finds.
+/// `infer-shapes`: gives every value the type inferopt's shape inference computes.
 ///
 /// Many fusions need a value's rank, shape or element type (MatMul+Add into Gemm, residual
 /// Adds into FusedConv), and exported models often carry no `value_info`. This pass runs
-/// libonnx's shape inference on a copy of the main graph and copies the types it finds onto
-/// values that have none; types already present are never changed. Skipped (no change) when
-/// the model's opset is newer than the linked ONNX library knows, or inference fails.
+/// `ir::infer_shapes` (its own rules, every opset up to 24, symbolic dims carried) on the
+/// graph in place and records the result as `value_info`. A declared shape that contradicts
+/// what a node's inputs give is the model's error and stops the pipeline naming the node.
 
 #include "inferopt/pass/pass.hpp"
 

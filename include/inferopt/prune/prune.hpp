@@ -49,7 +49,8 @@ struct prune_summary {
 /// The layers of `m` with their costs; shapes are inferred on a copy, `m` is not touched.
 [[nodiscard]] std::vector<layer_cost> layer_costs(const ir::model& m);
 
-/// Prunes `m` in place. Shapes are inferred first (the analysis needs them) and again after.
+/// Prunes `m` in place. Identity nodes over constants are removed first (ir::forward_constant),
+/// and shapes are inferred (the analysis needs both), and again after.
 /// @throws error(errc::invalid_argument) for bad options.
 prune_summary prune_model(ir::model& m, const prune_options& options = {});
 

@@ -58,8 +58,8 @@ struct step_context {
   bool move_ints_to_input(const std::string& name, std::size_t index);
   /// A new scalar of element type `type` (floating or integer) holding `v`.
   value* add_scalar(data_type type, double v, std::string_view suffix);
-  /// Adds a node before `n` (its inputs are defined there) with one fresh output per name
-  /// suffix, named after the node; returns it.
+  /// Adds a node before `n` (its inputs are defined there), named after `n` and `suffix`, with
+  /// `outputs` fresh outputs; returns it.
   node* add_before(std::string op, std::vector<value*> inputs, std::vector<attribute> attributes,
                    std::string_view suffix, std::size_t outputs = 1);
   /// Adds a node after `n` (it may read `n`'s outputs).

@@ -145,9 +145,9 @@ value* step_context::add_scalar(data_type type, double v, std::string_view suffi
 
 node* step_context::add_before(std::string op, std::vector<value*> inputs, std::vector<attribute> attributes,
                                std::string_view suffix, std::size_t outputs) {
-  const std::string base = g.unique_name(n->label() + "_" + std::string(suffix));
-  node_spec spec{std::move(op), std::move(inputs), {}, std::move(attributes), base, {}};
-  for (std::size_t i = 0; i < outputs; ++i) spec.outputs.push_back(g.unique_name(base + (i ? "_" + std::to_string(i) : "")));
+  // add_node makes the node name unique and names empty outputs after it, uniquely.
+  node_spec spec{std::move(op), std::move(inputs), std::vector<std::string>(outputs), std::move(attributes),
+                 n->label() + "_" + std::string(suffix), {}};
   return g.add_node(std::move(spec), n);
 }
 

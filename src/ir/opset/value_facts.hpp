@@ -1,6 +1,6 @@
 #pragma once
 // What the converter knows of values it did not make: their recorded types, the dims of
-// initializers, and the types ONNX shape inference finds on a copy of the model. The copy's
+// initializers, and the types shape inference finds on a copy of the model. The copy's
 // types stay here; the converted model gets none of them written into it.
 
 #include <cstdint>
@@ -21,8 +21,6 @@ class value_facts {
 
   /// The best type known for `v`: its own when it has a rank, else the inferred one.
   [[nodiscard]] std::optional<value_type> type(const value* v) const;
-  /// The rank from the type, else from the producer: the rank of its input for ops that keep
-  /// it (Relu, Conv, ...), 2 for Gemm and Flatten, and so on.
   [[nodiscard]] std::optional<std::size_t> rank(const value* v) const;
   /// Every dim, when all are known numbers.
   [[nodiscard]] std::optional<std::vector<std::int64_t>> dims(const value* v) const;
@@ -30,12 +28,10 @@ class value_facts {
 
  private:
   void take(const graph& ours, const graph& inferred);
-  [[nodiscard]] std::optional<std::size_t> produced_rank(const value* v) const;
 
   // Keyed by graph and value name rather than by value: an adapter that rebuilds a node
   // gives its outputs new value objects under the old names, and they keep their facts.
   std::unordered_map<const graph*, std::unordered_map<std::string, value_type>> inferred_;
-  mutable std::unordered_map<const value*, std::optional<std::size_t>> produced_;  // memo of produced_rank
 };
 
 }  // namespace inferopt::ir::opset

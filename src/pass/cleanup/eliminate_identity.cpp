@@ -11,7 +11,11 @@ bool eliminate_identity::run(ir::graph& g, pass_context& ctx) {
         !n->input(0) || !n->output(0)) {
       continue;
     }
-    if (ir::bypass(g, n) == ir::bypass_result::removed) {
+    if (ir::is_identity_of_constant(*n, ctx.ir_version())) {
+      ir::forward_constant(g, n);
+      ++removed;
+      ctx.count("constants-forwarded");
+    } else if (ir::bypass(g, n) == ir::bypass_result::removed) {
       ++removed;
     } else {
       ctx.count("declined-output-name");

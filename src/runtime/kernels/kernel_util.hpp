@@ -9,33 +9,30 @@
 #include <type_traits>
 #include <vector>
 
+#include "inferopt/ir/shape_rules.hpp"
 #include "inferopt/runtime/kernel.hpp"
 
 namespace inferopt::runtime::detail {
 
+/// Runs one of the shape rules the executor shares with shape inference (ir/shape_rules.hpp),
+/// turning its complaint into this node's error.
+template <class Rule>
+auto apply_shape_rule(const kernel_context& ctx, Rule&& rule) -> decltype(rule()) {
+  try {
+    return rule();
+  } catch (const error& e) {
+    ctx.fail(e.what());
+  }
+}
+
 /// numpy broadcasting of several shapes. @throws via ctx.fail when they do not broadcast.
 inline shape_t broadcast_shapes(const kernel_context& ctx, const std::vector<const shape_t*>& shapes) {
-  std::size_t rank = 0;
-  for (const shape_t* s : shapes) rank = std::max(rank, s->size());
-  shape_t out(rank, 1);
+  shape_t out;
   for (const shape_t* s : shapes) {
-    const std::size_t offset = rank - s->size();
-    for (std::size_t k = 0; k < s->size(); ++k) {
-      const std::int64_t d = (*s)[k];
-      std::int64_t& o = out[offset + k];
-      if (d == o || d == 1) continue;
-      if (o == 1) {
-        o = d;
-        continue;
-      }
+    try {
+      out = ir::shape_rules::broadcast<std::int64_t>(out, *s);
+    } catch (const error&) {
       ctx.fail("shapes " + to_string(*shapes.front()) + " and " + to_string(*s) + " do not broadcast");
-    }
-  }
-  // A zero-size dim wins over 1.
-  for (const shape_t* s : shapes) {
-    const std::size_t offset = rank - s->size();
-    for (std::size_t k = 0; k < s->size(); ++k) {
-      if ((*s)[k] == 0) out[offset + k] = 0;
     }
   }
   return out;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "inferopt/ir/shape_rules.hpp"
 #include "nn_common.hpp"
 
 namespace inferopt::runtime {
@@ -84,31 +85,22 @@ window_geometry resolve_window(const kernel_context& ctx, const window_attrs& a,
   g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(rank), pads.end());
   g.out.resize(rank);
   for (std::size_t d = 0; d < rank; ++d) {
-    const std::int64_t span = g.dilation[d] * (g.kernel[d] - 1) + 1;
-    switch (a.pad_mode) {
-      case auto_pad::same_upper:
-      case auto_pad::same_lower: {
-        g.out[d] = (in[d] + g.stride[d] - 1) / g.stride[d];
+    try {
+      if (a.pad_mode == auto_pad::same_upper || a.pad_mode == auto_pad::same_lower) {
+        // The output size is the shared rule's; the padding that gives it is the executor's.
+        g.out[d] = ir::shape_rules::same_padded_dim<std::int64_t>(in[d], g.stride[d]);
+        const std::int64_t span = g.dilation[d] * (g.kernel[d] - 1) + 1;
         const std::int64_t total = std::max<std::int64_t>(0, (g.out[d] - 1) * g.stride[d] + span - in[d]);
         const std::int64_t small = total / 2;
         g.pad_begin[d] = a.pad_mode == auto_pad::same_upper ? small : total - small;
         g.pad_end[d] = total - g.pad_begin[d];
-        break;
+      } else {
+        if (a.pad_mode == auto_pad::valid) g.pad_begin[d] = g.pad_end[d] = 0;
+        g.out[d] = ir::shape_rules::window_output_dim<std::int64_t>(in[d], g.kernel[d], g.stride[d], g.dilation[d],
+                                                                    g.pad_begin[d], g.pad_end[d], a.ceil_mode);
       }
-      case auto_pad::valid:
-        g.pad_begin[d] = g.pad_end[d] = 0;
-        g.out[d] = in[d] >= span ? (in[d] - span) / g.stride[d] + 1 : 0;
-        break;
-      case auto_pad::notset: {
-        const std::int64_t room = in[d] + g.pad_begin[d] + g.pad_end[d] - span;
-        if (room < 0) {
-          g.out[d] = 0;
-          break;
-        }
-        g.out[d] = (a.ceil_mode ? (room + g.stride[d] - 1) / g.stride[d] : room / g.stride[d]) + 1;
-        if (a.ceil_mode && (g.out[d] - 1) * g.stride[d] >= in[d] + g.pad_begin[d]) --g.out[d];
-        break;
-      }
+    } catch (const error& e) {
+      ctx.fail(std::string(e.what()) + " (spatial dims " + dims_text(in) + ")");
     }
     if (g.out[d] <= 0) {
       ctx.fail("window " + dims_text(g.kernel) + " with dilations " + dims_text(g.dilation) +

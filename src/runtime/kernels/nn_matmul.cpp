@@ -56,9 +56,7 @@ class matmul_kernel final : public kernel {
     }
     const shape_t batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
     const shape_t batch = detail::broadcast_shapes(ctx, {&batch_a, &batch_b});
-    shape_t out_shape = batch;
-    if (a.rank() > 1) out_shape.push_back(m);
-    if (b.rank() > 1) out_shape.push_back(n);
+    const shape_t out_shape = detail::apply_shape_rule(ctx, [&] { return ir::shape_rules::matmul_shape<std::int64_t>(a.shape(), b.shape()); });
     tensor& y = ctx.allocate_output(0, a.dtype(), out_shape);
     if (y.element_count() == 0) return;
 

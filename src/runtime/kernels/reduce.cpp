@@ -246,11 +246,7 @@ class reduce_kernel final : public kernel {
     } else {
       for (std::size_t k : normalize_axes(ctx, axes, x.rank())) reduced[k] = true;
     }
-    shape_t out_shape;
-    for (std::size_t k = 0; k < x.rank(); ++k) {
-      if (!reduced[k]) out_shape.push_back(x.dim(k));
-      else if (keep_dims_) out_shape.push_back(1);
-    }
+    const shape_t out_shape = ir::shape_rules::reduce_shape<std::int64_t>(x.shape(), axes, keep_dims_, noop_with_empty_axes_);
     const reduce_layout layout = make_layout(x.shape(), reduced);
     tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
     if (out.element_count() == 0) return;
@@ -301,9 +297,7 @@ class arg_kernel final : public kernel {
     const tensor& x = ctx.input(0);
     const std::size_t axis = detail::normalize_axis(ctx, axis_, x.rank());
     const std::int64_t n = x.dim(axis);
-    shape_t out_shape = x.shape();
-    if (keep_dims_) out_shape[axis] = 1;
-    else out_shape.erase(out_shape.begin() + static_cast<std::ptrdiff_t>(axis));
+    const shape_t out_shape = ir::shape_rules::reduce_shape<std::int64_t>(x.shape(), std::vector<std::int64_t>{axis_}, keep_dims_);
     const std::int64_t outer = detail::product(x.shape(), 0, axis);
     const std::int64_t inner = detail::product(x.shape(), axis + 1);
     if (n == 0 && outer * inner > 0) ctx.fail("cannot take the index of an extreme over an empty axis");

@@ -17,22 +17,16 @@ class concat_kernel final : public kernel {
     if (ctx.input_count() == 0) ctx.fail("needs at least one input");
     const tensor& first = ctx.input(0);
     const std::size_t axis = detail::normalize_axis(ctx, axis_, first.rank());
-    shape_t out_shape = first.shape();
-    out_shape[axis] = 0;
+    std::vector<shape_t> parts;
     for (std::size_t i = 0; i < ctx.input_count(); ++i) {
       const tensor& t = ctx.input(i);
       if (t.dtype() != first.dtype()) {
         ctx.fail("input " + std::to_string(i) + " is " + std::string(ir::to_string(t.dtype())) + ", input 0 is " +
                  std::string(ir::to_string(first.dtype())));
       }
-      bool fits = t.rank() == first.rank();
-      for (std::size_t k = 0; fits && k < t.rank(); ++k) fits = k == axis || t.dim(k) == first.dim(k);
-      if (!fits) {
-        ctx.fail("input " + std::to_string(i) + " has shape " + to_string(t.shape()) + ", which does not match " +
-                 to_string(first.shape()) + " outside axis " + std::to_string(axis));
-      }
-      out_shape[axis] += t.dim(axis);
+      parts.push_back(t.shape());
     }
+    const shape_t out_shape = detail::apply_shape_rule(ctx, [&] { return ir::shape_rules::concat_shape<std::int64_t>(parts, static_cast<std::int64_t>(axis)); });
     if (ctx.input_count() == 1) {
       ctx.set_output(0, first.reshaped(out_shape));
       return;

@@ -31,9 +31,7 @@ class gather_kernel final : public kernel {
     const std::size_t axis = detail::normalize_axis(ctx, axis_, data.rank());
     const std::int64_t dim = data.dim(axis);
     const std::vector<std::int64_t> idx = checked_indices(ctx, 1, dim);
-    shape_t out_shape(data.shape().begin(), data.shape().begin() + static_cast<std::ptrdiff_t>(axis));
-    out_shape.insert(out_shape.end(), indices.shape().begin(), indices.shape().end());
-    out_shape.insert(out_shape.end(), data.shape().begin() + static_cast<std::ptrdiff_t>(axis) + 1, data.shape().end());
+    const shape_t out_shape = ir::shape_rules::gather_shape<std::int64_t>(data.shape(), indices.shape(), static_cast<std::int64_t>(axis));
     const std::size_t width = element_width(ctx, data.dtype());
     tensor& out = ctx.allocate_output(0, data.dtype(), out_shape);
     const std::int64_t outer = detail::product(data.shape(), 0, axis);

@@ -11,45 +11,6 @@ namespace inferopt::runtime {
 namespace shape_detail {
 namespace {
 
-/// Reshape's target: `0` copies the input dim (unless allowzero), `-1` is inferred.
-shape_t reshape_target(const kernel_context& ctx, const shape_t& in, const std::vector<std::int64_t>& target,
-                       bool allow_zero) {
-  shape_t out(target.size(), 1);
-  std::size_t inferred = SIZE_MAX;
-  bool has_zero = false;
-  for (std::size_t k = 0; k < target.size(); ++k) {
-    const std::int64_t d = target[k];
-    if (d == -1) {
-      if (inferred != SIZE_MAX) ctx.fail("target shape " + to_string(target) + " has more than one -1");
-      inferred = k;
-    } else if (d == 0 && !allow_zero) {
-      if (k >= in.size()) {
-        ctx.fail("target shape " + to_string(target) + " copies dim " + std::to_string(k) + " of input shape " +
-                 to_string(in) + ", which has no such dim");
-      }
-      out[k] = in[k];
-    } else if (d < 0) {
-      ctx.fail("target shape " + to_string(target) + " has a negative dim");
-    } else {
-      has_zero = has_zero || d == 0;
-      out[k] = d;
-    }
-  }
-  if (allow_zero && has_zero && inferred != SIZE_MAX) {
-    ctx.fail("target shape " + to_string(target) + " has both 0 and -1 with allowzero set");
-  }
-  const std::int64_t count = detail::product(in);
-  if (inferred != SIZE_MAX) {
-    const std::int64_t known = ir::tensor::element_count(out);
-    if (known <= 0 || count % known != 0) {
-      ctx.fail("cannot reshape " + to_string(in) + " to " + to_string(target) + ": the -1 dim cannot be inferred");
-    }
-    out[inferred] = count / known;
-  }
-  if (ir::tensor::element_count(out) != count) ctx.fail("cannot reshape " + to_string(in) + " to " + to_string(target));
-  return out;
-}
-
 class reshape_kernel final : public kernel {
  public:
   explicit reshape_kernel(const kernel_build_info& info)
@@ -66,7 +27,8 @@ class reshape_kernel final : public kernel {
       if (ctx.input(1).rank() != 1) ctx.fail("shape must be 1-D, got shape " + to_string(ctx.input(1).shape()));
       target = int_values(ctx, 1, "shape");
     }
-    ctx.set_output(0, x.reshaped(reshape_target(ctx, x.shape(), target, allow_zero_)));
+    ctx.set_output(0, x.reshaped(detail::apply_shape_rule(
+                          ctx, [&] { return ir::shape_rules::reshape_shape<std::int64_t>(x.shape(), target, allow_zero_); })));
   }
 
  private:
@@ -82,12 +44,7 @@ class flatten_kernel final : public kernel {
   }
   void compute(kernel_context& ctx) override {
     const tensor& x = ctx.input(0);
-    const auto rank = static_cast<std::int64_t>(x.rank());
-    if (axis_ < -rank || axis_ > rank) {
-      ctx.fail("axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(rank));
-    }
-    const auto axis = static_cast<std::size_t>(axis_ < 0 ? axis_ + rank : axis_);
-    ctx.set_output(0, x.reshaped({detail::product(x.shape(), 0, axis), detail::product(x.shape(), axis)}));
+    ctx.set_output(0, x.reshaped(detail::apply_shape_rule(ctx, [&] { return ir::shape_rules::flatten_shape<std::int64_t>(x.shape(), axis_); })));
   }
 
  private:
@@ -110,22 +67,12 @@ class squeeze_kernel final : public kernel {
       axes = int_values(ctx, 1, "axes");
       has_axes = true;
     }
-    std::vector<bool> drop(x.rank(), false);
-    if (has_axes) {
-      for (std::size_t k : normalize_axes(ctx, axes, x.rank())) {
-        if (x.dim(k) != 1) {
-          ctx.fail("cannot squeeze axis " + std::to_string(k) + " of shape " + to_string(x.shape()) + ": it is not 1");
-        }
-        drop[k] = true;
-      }
-    } else {
-      for (std::size_t k = 0; k < x.rank(); ++k) drop[k] = x.dim(k) == 1;
+    if (has_axes && axes.empty()) {
+      ctx.set_output(0, x.reshaped(x.shape()));  // an empty axes input squeezes nothing
+      return;
     }
-    shape_t out;
-    for (std::size_t k = 0; k < x.rank(); ++k) {
-      if (!drop[k]) out.push_back(x.dim(k));
-    }
-    ctx.set_output(0, x.reshaped(std::move(out)));
+    (void)normalize_axes(ctx, axes, x.rank());  // refuses repeated axes
+    ctx.set_output(0, x.reshaped(detail::apply_shape_rule(ctx, [&] { return ir::shape_rules::squeeze_shape<std::int64_t>(x.shape(), axes); })));
   }
 
  private:
@@ -145,15 +92,7 @@ class unsqueeze_kernel final : public kernel {
   void compute(kernel_context& ctx) override {
     const tensor& x = ctx.input(0);
     const std::vector<std::int64_t> axes = from_attribute_ ? axes_ : int_values(ctx, 1, "axes");
-    const std::size_t rank = x.rank() + axes.size();
-    std::vector<bool> inserted(rank, false);
-    for (std::size_t k : normalize_axes(ctx, axes, rank)) inserted[k] = true;
-    shape_t out(rank, 1);
-    std::size_t next = 0;
-    for (std::size_t k = 0; k < rank; ++k) {
-      if (!inserted[k]) out[k] = x.dim(next++);
-    }
-    ctx.set_output(0, x.reshaped(std::move(out)));
+    ctx.set_output(0, x.reshaped(detail::apply_shape_rule(ctx, [&] { return ir::shape_rules::unsqueeze_shape<std::int64_t>(x.shape(), axes); })));
   }
 
  private:

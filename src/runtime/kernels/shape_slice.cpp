@@ -9,40 +9,6 @@
 namespace inferopt::runtime::shape_detail {
 namespace {
 
-/// One sliced axis after numpy-style clamping: `count` elements from `start` by `step`.
-struct axis_slice {
-  std::int64_t start = 0;
-  std::int64_t step = 1;
-  std::int64_t count = 0;
-};
-
-// Clamping follows the spec (and onnxruntime): after adding the dim to negative values, a
-// start is clamped to [0, dim] for positive steps and [0, dim-1] for negative ones, an end to
-// [0, dim] or [-1, dim-1]. Out-of-range values thus behave as in numpy, except for a start
-// below -dim with a negative step: numpy (and the Python reference evaluator) gives an empty
-// slice there, the spec starts at element 0.
-axis_slice clamp_slice(std::int64_t start, std::int64_t end, std::int64_t step, std::int64_t dim) {
-  axis_slice s;
-  if (dim == 0) return s;
-  // A step longer than the dim takes at most one element; bounding it keeps the arithmetic
-  // below (and the stride products) clear of overflow.
-  step = std::clamp(step, -(dim + 1), dim + 1);
-  start = start < 0 ? start + dim : start;
-  end = end < 0 ? end + dim : end;
-  if (step > 0) {
-    start = std::clamp<std::int64_t>(start, 0, dim);
-    end = std::clamp<std::int64_t>(end, 0, dim);
-    s.count = end > start ? (end - start - 1) / step + 1 : 0;
-  } else {
-    start = std::clamp<std::int64_t>(start, 0, dim - 1);
-    end = std::clamp<std::int64_t>(end, -1, dim - 1);
-    s.count = start > end ? (start - end - 1) / -step + 1 : 0;
-  }
-  s.start = start;
-  s.step = step;
-  return s;
-}
-
 class slice_kernel final : public kernel {
  public:
   explicit slice_kernel(const kernel_build_info& info) : from_attributes_(info.opset < 10) {
@@ -88,7 +54,7 @@ class slice_kernel final : public kernel {
     for (std::size_t k = 0; k < resolved.size(); ++k) {
       if (steps[k] == 0) ctx.fail("step for axis " + std::to_string(axes[k]) + " is 0");
       const std::size_t a = resolved[k];
-      const axis_slice s = clamp_slice(starts[k], ends[k], steps[k], x.dim(a));
+      const ir::shape_rules::axis_slice s = ir::shape_rules::clamp_slice(starts[k], ends[k], steps[k], x.dim(a));
       out_shape[a] = s.count;
       strides[a] = s.step * in_strides[a];
       if (s.count > 0) base += s.start * in_strides[a];

@@ -60,8 +60,8 @@ class transpose_kernel final : public kernel {
     } else {
       std::iota(perm.rbegin(), perm.rend(), std::size_t{0});
     }
-    shape_t out_shape(perm.size());
-    for (std::size_t k = 0; k < perm.size(); ++k) out_shape[k] = x.dim(perm[k]);
+    const std::vector<std::int64_t> order(perm.begin(), perm.end());
+    const shape_t out_shape = detail::apply_shape_rule(ctx, [&] { return ir::shape_rules::transpose_shape<std::int64_t>(x.shape(), order); });
     permute(ctx, x, x.shape(), perm, out_shape);
   }
 

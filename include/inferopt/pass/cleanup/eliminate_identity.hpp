@@ -3,10 +3,14 @@
 ///
 ///   before:  x -> Identity -> y -> consumers      after:  x -> consumers
 ///
+/// When x is a constant (TorchScript exports put Identities over the constants they share
+/// between layers), consumers read the constant itself; when y is also a graph output, a copy
+/// of the constant sharing its bytes takes y's name (ir::forward_constant).
+///
 /// Conditions (each checked; a declined node stays as it is):
 ///   1. default ONNX domain, one input, one output;
-///   2. when y is a graph output, x must be able to take y's name (see detail::bypass):
-///      an Identity that maps a graph input or a constant straight to an output stays.
+///   2. when y is a graph output and x no constant, x must be able to take y's name (see
+///      ir::bypass): an Identity that maps a graph input straight to an output stays.
 
 #include "inferopt/pass/pass.hpp"
 

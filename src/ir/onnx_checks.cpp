@@ -1,4 +1,4 @@
-// Bridges libonnx's shape inference and checker to the IR.
+// Bridges libonnx's checker and shape inference (a cross-check of our own) to the IR.
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -66,7 +66,7 @@ std::optional<std::string> unknown_opset(const model& m) {
 
 }  // namespace
 
-shape_inference_report infer_shapes(model& m) {
+shape_inference_report infer_shapes_with_onnx(model& m) {
   shape_inference_report report;
   if (auto note = unknown_opset(m)) {
     report.note = *note;

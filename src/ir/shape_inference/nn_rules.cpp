@@ -1,0 +1,180 @@
+// Convolutions, pools, normalizations and products.
+
+#include "inference_context.hpp"
+
+namespace inferopt::ir::shape_inference_detail {
+namespace {
+
+using namespace shape_rules;
+
+/// Spatial attributes of a sliding-window op, defaulted for `spatial` axes.
+struct window {
+  std::vector<std::int64_t> kernel, strides, dilations, pads;
+  std::string auto_pad;
+  bool ceil_mode = false;
+};
+
+window read_window(const inference_context& ctx, std::size_t spatial, std::vector<std::int64_t> kernel) {
+  const node& n = ctx.node();
+  window w;
+  w.kernel = n.attr_ints("kernel_shape", std::move(kernel));
+  w.strides = n.attr_ints("strides", std::vector<std::int64_t>(spatial, 1));
+  w.dilations = n.attr_ints("dilations", std::vector<std::int64_t>(spatial, 1));
+  w.pads = n.attr_ints("pads", std::vector<std::int64_t>(2 * spatial, 0));
+  w.auto_pad = n.attr_string("auto_pad", "NOTSET");
+  w.ceil_mode = n.attr_int("ceil_mode", 0) != 0;
+  if (w.kernel.size() != spatial || w.strides.size() != spatial || w.dilations.size() != spatial ||
+      w.pads.size() != 2 * spatial) {
+    ctx.fail("kernel_shape, strides, dilations and pads must cover " + std::to_string(spatial) + " spatial axes");
+  }
+  return w;
+}
+
+sym_dim windowed(const window& w, const sym_dim& in, std::size_t i) {
+  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") return same_padded_dim(in, w.strides[i]);
+  if (w.auto_pad == "VALID") return window_output_dim(in, w.kernel[i], w.strides[i], w.dilations[i], 0, 0, w.ceil_mode);
+  return window_output_dim(in, w.kernel[i], w.strides[i], w.dilations[i], w.pads[i], w.pads[i + w.kernel.size()], w.ceil_mode);
+}
+
+/// X and W of a convolution, with the window read against W's spatial dims (`unknown` where
+/// W's dim is not a number); nullopt when either rank is unknown.
+struct conv_operands {
+  const sym_shape& x;
+  const sym_shape& w;
+  std::size_t spatial;
+  window win;
+};
+
+std::optional<conv_operands> read_conv(const inference_context& ctx, std::int64_t unknown) {
+  const sym_shape* x = ctx.dims(0);
+  const sym_shape* wd = ctx.dims(1);
+  if (!x || !wd) return std::nullopt;
+  if (x->size() < 3 || wd->size() != x->size()) ctx.fail("input and weights must have the same rank, at least 3");
+  const std::size_t spatial = x->size() - 2;
+  std::vector<std::int64_t> kernel;
+  for (std::size_t i = 0; i < spatial; ++i) kernel.push_back((*wd)[i + 2].constant().value_or(unknown));
+  return conv_operands{*x, *wd, spatial, read_window(ctx, spatial, kernel)};
+}
+
+/// Conv and FusedConv: [N, M, spatial...] from X [N, C, spatial...] and W [M, C/group, k...].
+void conv(inference_context& ctx) {
+  const auto c = read_conv(ctx, -1);
+  if (!c) return ctx.set_output_like(0, 0, std::nullopt);
+  const sym_shape* x = &c->x;
+  const sym_shape* wd = &c->w;
+  const std::size_t spatial = c->spatial;
+  const window& w = c->win;
+  const std::int64_t group = ctx.node().attr_int("group", 1);
+  if (group <= 0) ctx.fail("group must be positive");
+  expect_same((*x)[1], (*wd)[1] * sym_dim(group), "input channels and weights times group differ");
+  sym_shape out{(*x)[0], (*wd)[0]};
+  for (std::size_t i = 0; i < spatial; ++i) out.push_back(w.kernel[i] < 0 ? sym_dim{} : windowed(w, (*x)[i + 2], i));
+  ctx.set_output_like(0, 0, std::move(out));
+}
+
+void conv_transpose(inference_context& ctx) {
+  const auto c = read_conv(ctx, -1);
+  if (!c) return ctx.set_output_like(0, 0, std::nullopt);
+  const sym_shape* x = &c->x;
+  const sym_shape* wd = &c->w;
+  const std::size_t spatial = c->spatial;
+  const window& w = c->win;
+  const std::int64_t group = ctx.node().attr_int("group", 1);
+  const auto output_shape = ctx.node().attr_ints("output_shape", {});
+  const auto output_padding = ctx.node().attr_ints("output_padding", std::vector<std::int64_t>(spatial, 0));
+  sym_shape out{(*x)[0], (*wd)[1] * sym_dim(group)};
+  for (std::size_t i = 0; i < spatial; ++i) {
+    if (output_shape.size() == spatial) out.push_back(output_shape[i]);
+    else if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") out.push_back((*x)[i + 2] * sym_dim(w.strides[i]));
+    else if (w.kernel[i] < 0) out.emplace_back();
+    else out.push_back(transposed_window_output_dim((*x)[i + 2], w.kernel[i], w.strides[i], w.dilations[i], w.pads[i],
+                                                    w.pads[i + spatial], i < output_padding.size() ? output_padding[i] : 0));
+  }
+  ctx.set_output_like(0, 0, std::move(out));
+}
+
+/// MaxPool, AveragePool, LpPool; MaxPool's optional Indices output is int64.
+void pool(inference_context& ctx) {
+  const sym_shape* x = ctx.dims(0);
+  if (!x) return ctx.set_output_like(0, 0, std::nullopt);
+  if (x->size() < 3) ctx.fail("input must have rank 3 or more");
+  const std::size_t spatial = x->size() - 2;
+  const window w = read_window(ctx, spatial, {});
+  sym_shape out{(*x)[0], (*x)[1]};
+  for (std::size_t i = 0; i < spatial; ++i) out.push_back(windowed(w, (*x)[i + 2], i));
+  ctx.set_output_like(0, 0, out);
+  ctx.set_output(1, value_facts::of(data_type::int64, std::move(out)));
+}
+
+void global_pool(inference_context& ctx) {
+  const sym_shape* x = ctx.dims(0);
+  if (!x) return ctx.set_output_like(0, 0, std::nullopt);
+  if (x->size() < 2) ctx.fail("input must have rank 2 or more");
+  sym_shape out{(*x)[0], (*x)[1]};
+  out.resize(x->size(), sym_dim(1));
+  ctx.set_output_like(0, 0, std::move(out));
+}
+
+/// BatchNormalization: Y like X; training outputs (running mean/var) like the scale.
+void batch_norm(inference_context& ctx) {
+  same_as_input(ctx);
+  for (std::size_t i = 1; i < ctx.output_count(); ++i) ctx.set_output(i, value_facts{ctx.input(1).elem, ctx.input(1).dims, std::nullopt});
+}
+
+/// LayerNormalization: Y like X; Mean and InvStdDev keep the dims before `axis`, 1 after.
+void layer_norm(inference_context& ctx) {
+  same_as_input(ctx);
+  const sym_shape* x = ctx.dims(0);
+  if (!x) return;
+  const std::int64_t axis = normalize_axis(ctx.node().attr_int("axis", -1), static_cast<std::int64_t>(x->size()));
+  sym_shape stats(x->begin(), x->begin() + axis);
+  stats.resize(x->size(), sym_dim(1));
+  const data_type stash = static_cast<data_type>(ctx.node().attr_int("stash_type", 1));
+  for (std::size_t i = 1; i < 3; ++i) ctx.set_output(i, value_facts::of(stash, stats));
+}
+
+void matmul(inference_context& ctx) {
+  const sym_shape* a = ctx.dims(0);
+  const sym_shape* b = ctx.dims(1);
+  ctx.set_output_like(0, 0, a && b ? std::optional(matmul_shape<sym_dim>(*a, *b)) : std::nullopt);
+}
+
+void gemm(inference_context& ctx) {
+  const sym_shape* a = ctx.dims(0);
+  const sym_shape* b = ctx.dims(1);
+  const node& n = ctx.node();
+  ctx.set_output_like(0, 0, a && b ? std::optional(gemm_shape<sym_dim>(*a, *b, n.attr_int("transA", 0) != 0,
+                                                                       n.attr_int("transB", 0) != 0))
+                                   : std::nullopt);
+}
+
+/// inferopt.BlockSparseMatMul: X [..., K] -> [..., cols] (docs/SPARSE_OPS.md).
+void block_sparse_matmul(inference_context& ctx) {
+  const sym_shape* x = ctx.dims(0);
+  if (!x || x->empty()) return ctx.set_output_like(0, 0, std::nullopt);
+  sym_shape out(x->begin(), x->end() - 1);
+  out.push_back(ctx.node().attr_int("cols", 0));
+  ctx.set_output_like(0, 0, std::move(out));
+}
+
+}  // namespace
+
+void register_nn_rules(rule_table& t) {
+  t["Conv"] = conv;
+  t["com.microsoft.FusedConv"] = conv;
+  t["ConvTranspose"] = conv_transpose;
+  for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) t[op] = pool;
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) t[op] = global_pool;
+  t["BatchNormalization"] = batch_norm;
+  t["LayerNormalization"] = layer_norm;
+  for (const char* op : {"InstanceNormalization", "LRN", "Softmax", "LogSoftmax", "Hardmax", "GroupNormalization",
+                         "RMSNormalization", "MeanVarianceNormalization", "LpNormalization"}) {
+    t[op] = same_as_input;
+  }
+  t["MatMul"] = matmul;
+  t["Gemm"] = gemm;
+  t["com.microsoft.FusedGemm"] = gemm;
+  t["inferopt.BlockSparseMatMul"] = block_sparse_matmul;
+}
+
+}  // namespace inferopt::ir::shape_inference_detail
