@@ -36,8 +36,8 @@ sym_dim windowed(const window& w, const sym_dim& in, std::size_t i) {
   return window_output_dim(in, w.kernel[i], w.strides[i], w.dilations[i], w.pads[i], w.pads[i + w.kernel.size()], w.ceil_mode);
 }
 
-/// X and W of a convolution, with the window read against W's spatial dims (`unknown` where
-/// W's dim is not a number); nullopt when either rank is unknown.
+/// X and W of a convolution, with the window read against W's spatial dims (-1 where W's dim
+/// is not a number); nullopt when either rank is unknown.
 struct conv_operands {
   const sym_shape& x;
   const sym_shape& w;
@@ -45,35 +45,31 @@ struct conv_operands {
   window win;
 };
 
-std::optional<conv_operands> read_conv(const inference_context& ctx, std::int64_t unknown) {
+std::optional<conv_operands> read_conv(const inference_context& ctx) {
   const sym_shape* x = ctx.dims(0);
   const sym_shape* wd = ctx.dims(1);
   if (!x || !wd) return std::nullopt;
   if (x->size() < 3 || wd->size() != x->size()) ctx.fail("input and weights must have the same rank, at least 3");
   const std::size_t spatial = x->size() - 2;
   std::vector<std::int64_t> kernel;
-  for (std::size_t i = 0; i < spatial; ++i) kernel.push_back((*wd)[i + 2].constant().value_or(unknown));
+  for (std::size_t i = 0; i < spatial; ++i) kernel.push_back((*wd)[i + 2].constant().value_or(-1));
   return conv_operands{*x, *wd, spatial, read_window(ctx, spatial, kernel)};
 }
 
 /// Conv and FusedConv: [N, M, spatial...] from X [N, C, spatial...] and W [M, C/group, k...].
 void conv(inference_context& ctx) {
-  const auto c = read_conv(ctx, -1);
+  const auto c = read_conv(ctx);
   if (!c) return ctx.set_output_like(0, 0, std::nullopt);
-  const sym_shape* x = &c->x;
-  const sym_shape* wd = &c->w;
-  const std::size_t spatial = c->spatial;
-  const window& w = c->win;
   const std::int64_t group = ctx.node().attr_int("group", 1);
   if (group <= 0) ctx.fail("group must be positive");
-  expect_same((*x)[1], (*wd)[1] * sym_dim(group), "input channels and weights times group differ");
-  sym_shape out{(*x)[0], (*wd)[0]};
-  for (std::size_t i = 0; i < spatial; ++i) out.push_back(w.kernel[i] < 0 ? sym_dim{} : windowed(w, (*x)[i + 2], i));
+  expect_same(c->x[1], c->w[1] * sym_dim(group), "input channels and weights times group differ");
+  sym_shape out{c->x[0], c->w[0]};
+  for (std::size_t i = 0; i < c->spatial; ++i) out.push_back(c->win.kernel[i] < 0 ? sym_dim{} : windowed(c->win, c->x[i + 2], i));
   ctx.set_output_like(0, 0, std::move(out));
 }
 
 void conv_transpose(inference_context& ctx) {
-  const auto c = read_conv(ctx, -1);
+  const auto c = read_conv(ctx);
   if (!c) return ctx.set_output_like(0, 0, std::nullopt);
   const sym_shape* x = &c->x;
   const sym_shape* wd = &c->w;
