@@ -1,4 +1,4 @@
-// infer-shapes: untyped values get the types ONNX shape inference finds; typed ones keep theirs.
+// infer-shapes: untyped values get the types our shape inference computes; a declared symbolic dim is refined to a number.
 
 #include <catch2/catch.hpp>
 

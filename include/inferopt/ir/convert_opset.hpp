@@ -13,7 +13,7 @@
 /// they are; If/Loop/Scan bodies are converted with their node.
 ///
 /// Ranks, dims and element types that adapters need (Softmax's rank, the type of a Clip
-/// bound made an input) come from the values' recorded types and from ONNX shape inference
+/// bound made an input) come from the values' recorded types and from our shape inference
 /// on a copy of the model; nothing inferred is written into the result.
 
 #include <cstddef>

@@ -15,7 +15,7 @@ class infer_shapes_pass final : public pass {
  public:
   [[nodiscard]] std::string_view name() const noexcept override { return "infer-shapes"; }
   [[nodiscard]] std::string_view description() const noexcept override {
-    return "add the types ONNX shape inference finds to untyped values";
+    return "type every value with inferopt's shape inference (symbolic dims, computed shape vectors)";
   }
   /// Shape inference works on whole models; subgraphs are typed with their main graph.
   [[nodiscard]] bool runs_on_subgraphs() const noexcept override { return false; }
