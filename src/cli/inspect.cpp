@@ -22,23 +22,11 @@ nlohmann::json describe_values(std::span<ir::value* const> values) {
   return out;
 }
 
-/// The names of the inputs' symbolic dims (MACs count them as 1).
-std::vector<std::string> symbolic_dims(const ir::graph& g) {
-  std::vector<std::string> names;
-  for (const ir::value* v : g.inputs()) {
-    if (!v->type() || !v->type()->dims) continue;
-    for (const ir::dim& d : *v->type()->dims) {
-      if (d.is_symbolic() && std::find(names.begin(), names.end(), d.param()) == names.end()) names.push_back(d.param());
-    }
-  }
-  return names;
-}
-
 nlohmann::json inspect_json(const ir::model& m, const ir::model_statistics& s, const ir::shape_inference_report& shapes) {
   nlohmann::json j = to_json(s);
   j["unknown_shapes"] = shapes.unknown_shapes;
   j["ops_without_shape_rules"] = shapes.unknown_ops;
-  j["symbolic_dims"] = symbolic_dims(m.graph());
+  j["symbolic_dims"] = ir::symbolic_input_dims(m.graph());  // MACs count them as 1
   j["ir_version"] = m.ir_version;
   nlohmann::json opsets = nlohmann::json::object();
   for (const auto& o : m.opsets) opsets[o.domain.empty() ? "ai.onnx" : o.domain] = o.version;

@@ -24,12 +24,7 @@ ir::model_statistics statistics_of(const ir::model& m, ir::shape_inference_repor
   ir::model copy = m.clone();
   // MACs need numbers: symbolic dims of the inputs count as 1 (one sample, one token).
   ir::shape_inference_options options;
-  for (const ir::value* v : copy.graph().inputs()) {
-    if (!v->type() || !v->type()->dims) continue;
-    for (const ir::dim& d : *v->type()->dims) {
-      if (d.is_symbolic()) options.dim_values.emplace(d.param(), 1);
-    }
-  }
+  for (const std::string& name : ir::symbolic_input_dims(copy.graph())) options.dim_values.emplace(name, 1);
   const ir::shape_inference_report report = ir::infer_shapes(copy, options);
   if (shapes) *shapes = report;
   return ir::compute_statistics(copy);

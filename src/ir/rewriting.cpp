@@ -65,21 +65,15 @@ node* sole_user(const value* v) noexcept {
 }
 
 value* set_constant_input(graph& g, node* n, std::size_t index, tensor t, std::string_view base) {
-  std::string name = g.unique_name(base);
-  t.name = name;
-  value* v = g.add_initializer(std::move(name), std::move(t));
+  value* v = g.add_initializer(g.unique_name(base), std::move(t));
   g.set_input(n, index, v);
   return v;
-}
-
-bool is_sole_reader(const node* n, const value* v) noexcept {
-  return v && !v->is_graph_output() && v->uses().size() == 1 && v->uses().front().user == n;
 }
 
 value* own_constant_input(graph& g, node* n, std::size_t index) {
   value* v = n->input(index);
   expects(v != nullptr && v->is_initializer(), "own_constant_input: the input is not an initializer");
-  if (is_sole_reader(n, v)) return v;
+  if (sole_user(v) == n) return v;  // editing it in place changes `n` alone
   value* copy = set_constant_input(g, n, index, *v->initializer(), v->name());
   if (v->type()) copy->set_type(v->type());
   return copy;

@@ -46,10 +46,9 @@ std::string raise_opset(ir::model& m, const qdq_options& q) {
   if (opset >= 13 || (opset >= 10 && !per_channel)) return {};
   const std::int64_t target = per_channel ? 13 : 11;
   const std::string reason = opset < 10 ? "QuantizeLinear" : "per-channel DequantizeLinear";
-  ir::model raised = m.clone();
   try {
-    const ir::opset_conversion_report r = ir::convert_opset(raised, target);
-    m = std::move(raised);
+    // convert_opset leaves the model as it was when it throws.
+    const ir::opset_conversion_report r = ir::convert_opset(m, target);
     return ir::describe(r) + " for " + reason;
   } catch (const error& e) {
     if (opset >= 10) return {};  // quantize_qdq falls back to per-tensor weights

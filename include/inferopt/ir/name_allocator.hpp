@@ -41,7 +41,7 @@ class name_stems {
   /// The first candidate for `stem` for which `taken(candidate)` is false.
   template <class Taken>
   std::string fresh(std::string_view stem, Taken&& taken) {
-    auto [it, first_use] = next_suffix_.try_emplace(std::string(stem), 0);
+    const auto it = next_suffix_.try_emplace(std::string(stem), 0).first;
     std::size_t& k = it->second;  // 0: `stem` itself was never handed out
     if (k == 0) {
       k = 1;

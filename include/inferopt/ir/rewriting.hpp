@@ -60,10 +60,6 @@ bool erase_if_unread(graph& g, node* n);
 /// operand is left alone (other nodes may share it); `remove-unused` drops it once unused.
 value* set_constant_input(graph& g, node* n, std::size_t index, tensor t, std::string_view base);
 
-/// Whether `n` is the only reader of `v`: no other node (or other input slot of `n`) reads it
-/// and it is no graph output. Editing such a constant in place changes `n` alone.
-[[nodiscard]] bool is_sole_reader(const node* n, const value* v) noexcept;
-
 /// Gives `n` its own copy of the initializer it reads at input `index` when anything else
 /// (another node, another slot, a graph output) reads it too, and returns the value `n` reads
 /// afterwards: the original when `n` was its only reader. Exporters share one initializer

@@ -46,6 +46,10 @@ shape_inference_report infer_shapes(model& m, const shape_inference_options& opt
 /// graph is not read (a pass sees its model read-only and the graph it rewrites).
 shape_inference_report infer_shapes(graph& g, const model& versions, const shape_inference_options& options = {});
 
+/// The names of the symbolic dims of `g`'s inputs, each once, in the order they appear (what
+/// `dim_values` can give sizes to).
+[[nodiscard]] std::vector<std::string> symbolic_input_dims(const graph& g);
+
 /// Node outputs of the main graph whose shape is not fully known (unknown rank or a dim that
 /// is neither a number nor a symbol).
 [[nodiscard]] std::size_t count_unknown_shapes(const graph& g);

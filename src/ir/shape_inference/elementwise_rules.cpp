@@ -80,16 +80,23 @@ void comparison(inference_context& ctx) {
 
 void to_bool(inference_context& ctx) { ctx.set_output(0, value_facts{data_type::boolean, ctx.input(0).dims, std::nullopt}); }
 
-/// Unary ops that keep the values of a tracked integer tensor meaningful.
-void value_preserving(inference_context& ctx) { ctx.set_output(0, ctx.input(0)); }
+sym_dim negated(const sym_dim& v) { return sym_dim(0) - v; }
+sym_dim absolute(const sym_dim& v) {
+  if (const auto c = v.constant()) return *c < 0 ? -*c : *c;
+  return v.non_negative() ? v : sym_dim{};
+}
 
-void negate(inference_context& ctx) {
+/// Neg and Abs: tracked values mapped one by one.
+template <sym_dim (*Op)(const sym_dim&)>
+void map_values(inference_context& ctx) {
   value_facts out = ctx.input(0);
   if (out.values) {
-    for (sym_dim& v : *out.values) v = sym_dim(0) - v;
+    for (sym_dim& v : *out.values) v = Op(v);
   }
   ctx.set_output(0, std::move(out));
 }
+
+void broadcast_only(inference_context& ctx) { ctx.set_output(0, value_facts{ctx.input(0).elem, broadcast_inputs(ctx), std::nullopt}); }
 
 void where(inference_context& ctx) {
   value_facts out{ctx.input(1).elem, broadcast_inputs(ctx), std::nullopt};
@@ -130,7 +137,7 @@ void unary(inference_context& ctx) { ctx.set_output(0, value_facts{ctx.input(0).
 }  // namespace
 
 void register_elementwise_rules(rule_table& t) {
-  for (const char* op : {"Abs",     "Acos",     "Acosh",  "Asin",     "Asinh",          "Atan",      "Atanh",
+  for (const char* op : {"Acos",     "Acosh",  "Asin",     "Asinh",          "Atan",      "Atanh",
                          "Ceil",    "Cos",      "Cosh",   "Elu",      "Erf",            "Exp",       "Floor",
                          "Gelu",    "HardSigmoid", "HardSwish", "LeakyRelu", "Log",      "Reciprocal", "Relu",
                          "Round",   "Selu",     "Sigmoid", "Sign",    "Sin",            "Sinh",      "Softplus",
@@ -138,19 +145,19 @@ void register_elementwise_rules(rule_table& t) {
                          "Mish",    "BitwiseNot", "Shrink"}) {
     t[op] = unary;
   }
-  t["Abs"] = value_preserving;
-  t["Identity"] = value_preserving;
-  t["Neg"] = negate;
+  t["Abs"] = map_values<absolute>;
+  t["Identity"] = same_as_input;
+  t["Neg"] = map_values<negated>;
   t["Add"] = arithmetic<add>;
   t["Sub"] = arithmetic<sub>;
   t["Mul"] = arithmetic<mul>;
   t["Div"] = arithmetic<div>;
   t["Mod"] = [](inference_context& ctx) {
-    if (ctx.node().attr_int("fmod", 0) != 0) return ctx.set_output(0, value_facts{ctx.input(0).elem, broadcast_inputs(ctx), std::nullopt});
+    if (ctx.node().attr_int("fmod", 0) != 0) return broadcast_only(ctx);
     arithmetic<mod>(ctx);
   };
   for (const char* op : {"Pow", "PRelu", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
-    t[op] = [](inference_context& ctx) { ctx.set_output(0, value_facts{ctx.input(0).elem, broadcast_inputs(ctx), std::nullopt}); };
+    t[op] = broadcast_only;
   }
   for (const char* op : {"Sum", "Mean", "Max", "Min"}) t[op] = variadic;
   for (const char* op : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"}) t[op] = comparison;

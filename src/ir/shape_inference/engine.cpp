@@ -1,6 +1,7 @@
 // Walks the main graph in order, applies each op's rule, and reconciles the result with what
 // the model declares.
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -240,6 +241,17 @@ shape_inference_report infer_shapes(model& m, const shape_inference_options& opt
 
 shape_inference_report infer_shapes(graph& g, const model& versions, const shape_inference_options& options) {
   return shape_inference_detail::engine(versions, options).run(g);
+}
+
+std::vector<std::string> symbolic_input_dims(const graph& g) {
+  std::vector<std::string> names;
+  for (const value* v : g.inputs()) {
+    if (!v->type() || !v->type()->dims) continue;
+    for (const dim& d : *v->type()->dims) {
+      if (d.is_symbolic() && std::find(names.begin(), names.end(), d.param()) == names.end()) names.push_back(d.param());
+    }
+  }
+  return names;
 }
 
 std::size_t count_unknown_shapes(const graph& g) {

@@ -41,6 +41,11 @@ class inference_context {
   [[nodiscard]] const value_facts& input(std::size_t i) const noexcept { return has_input(i) ? *inputs_[i] : none_; }
   /// Input i's dims, or null when its rank is unknown.
   [[nodiscard]] const sym_shape* dims(std::size_t i) const noexcept { return input(i).dims ? &*input(i).dims : nullptr; }
+  /// The length of 1-D input i when it is a number: how many dims a shape tensor lists.
+  [[nodiscard]] std::optional<std::int64_t> vector_length(std::size_t i) const noexcept {
+    const sym_shape* d = dims(i);
+    return d && d->size() == 1 ? (*d)[0].constant() : std::nullopt;
+  }
   /// Input i's data when it is a constant (an initializer or a Constant node's value).
   [[nodiscard]] const tensor* constant(std::size_t i) const noexcept { return i < constants_.size() ? constants_[i] : nullptr; }
   /// Input i's elements when every one is a number.
@@ -83,6 +88,13 @@ void register_quantize_rules(rule_table& t);
 [[nodiscard]] const rule_table& builtin_rules();
 
 // ---- helpers the rule files share ------------------------------------------------------------
+/// 0, 1, ..., rank-1: the axes an op takes when none are listed.
+[[nodiscard]] inline std::vector<std::int64_t> every_axis(std::size_t rank) {
+  std::vector<std::int64_t> axes(rank);
+  for (std::size_t i = 0; i < rank; ++i) axes[i] = static_cast<std::int64_t>(i);
+  return axes;
+}
+
 /// Output 0 = input 0's type and shape (activations, normalizations, Softmax).
 void same_as_input(inference_context& ctx);
 /// Elements of a tracked value computed one by one (Add on shape vectors), if tracked.

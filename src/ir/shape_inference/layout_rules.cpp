@@ -28,8 +28,7 @@ void reshape(inference_context& ctx) {
     target = ctx.input(1).values;
   }
   if (!target) {
-    const sym_shape* target_dims = ctx.dims(1);
-    const auto rank = target_dims && target_dims->size() == 1 ? (*target_dims)[0].constant() : std::nullopt;
+    const auto rank = ctx.vector_length(1);
     return ctx.set_output_like(0, 0, rank ? std::optional(sym_shape(*rank)) : std::nullopt);
   }
   const bool allowzero = ctx.node().attr_int("allowzero", 0) != 0;
@@ -139,9 +138,7 @@ std::optional<slice_bounds> read_slice(const inference_context& ctx, std::size_t
     b.axes = *axes;
     b.steps = *steps;
   }
-  if (b.axes.empty()) {
-    for (std::size_t i = 0; i < b.starts.size(); ++i) b.axes.push_back(static_cast<std::int64_t>(i));
-  }
+  if (b.axes.empty()) b.axes = every_axis(b.starts.size());
   if (b.steps.empty()) b.steps.assign(b.starts.size(), 1);
   if (b.ends.size() != b.starts.size() || b.axes.size() != b.starts.size() || b.steps.size() != b.starts.size()) {
     ctx.fail("starts, ends, axes and steps differ in length");
@@ -181,8 +178,7 @@ void expand(inference_context& ctx) {
   const sym_shape* in = ctx.dims(0);
   const auto& target = ctx.input(1).values;
   if (!in || !target) {
-    const sym_shape* target_dims = ctx.dims(1);
-    const auto rank = target_dims && target_dims->size() == 1 ? (*target_dims)[0].constant() : std::nullopt;
+    const auto rank = ctx.vector_length(1);
     if (in && rank) return ctx.set_output_like(0, 0, sym_shape(std::max<std::size_t>(in->size(), *rank)));
     return ctx.set_output_like(0, 0, std::nullopt);
   }
@@ -256,9 +252,7 @@ void resize(inference_context& ctx) {
   if (!in) return ctx.set_output_like(0, 0, std::nullopt);
   const node& n = ctx.node();
   std::vector<std::int64_t> axes = n.attr_ints("axes", {});
-  if (axes.empty()) {
-    for (std::size_t i = 0; i < in->size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
-  }
+  if (axes.empty()) axes = every_axis(in->size());
   for (std::int64_t& a : axes) a = normalize_axis(a, static_cast<std::int64_t>(in->size()));
   sym_shape out = *in;
   const bool is_upsample = n.op_type() == "Upsample";
@@ -296,9 +290,7 @@ void center_crop_pad(inference_context& ctx) {
   const auto& sizes = ctx.input(1).values;
   if (!in) return ctx.set_output_like(0, 0, std::nullopt);
   std::vector<std::int64_t> axes = ctx.node().attr_ints("axes", {});
-  if (axes.empty()) {
-    for (std::size_t i = 0; i < in->size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
-  }
+  if (axes.empty()) axes = every_axis(in->size());
   if (!sizes || sizes->size() != axes.size()) return ctx.set_output_like(0, 0, sym_shape(in->size()));
   sym_shape out = *in;
   for (std::size_t k = 0; k < axes.size(); ++k) out[normalize_axis(axes[k], static_cast<std::int64_t>(in->size()))] = (*sizes)[k];

@@ -55,8 +55,7 @@ void constant_of_shape(inference_context& ctx) {
   const data_type elem = fill ? fill->dtype : data_type::float32;
   const auto& dims = ctx.input(0).values;
   if (!dims) {
-    const sym_shape* shape_dims = ctx.dims(0);
-    const auto rank = shape_dims && shape_dims->size() == 1 ? (*shape_dims)[0].constant() : std::nullopt;
+    const auto rank = ctx.vector_length(0);
     return ctx.set_output(0, value_facts{elem, rank ? std::optional(sym_shape(*rank)) : std::nullopt, std::nullopt});
   }
   for (const sym_dim& d : *dims) {

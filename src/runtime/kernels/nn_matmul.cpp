@@ -55,8 +55,10 @@ class matmul_kernel final : public kernel {
       ctx.fail("shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) + " cannot be multiplied");
     }
     const shape_t batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
-    const shape_t batch = detail::broadcast_shapes(ctx, {&batch_a, &batch_b});
     const shape_t out_shape = detail::apply_shape_rule(ctx, [&] { return ir::shape_rules::matmul_shape<std::int64_t>(a.shape(), b.shape()); });
+    // The broadcast batch dims are what precedes the output's matrix dims.
+    const std::size_t matrix_dims = (a.rank() > 1 ? 1 : 0) + (b.rank() > 1 ? 1 : 0);
+    const shape_t batch(out_shape.begin(), out_shape.end() - static_cast<std::ptrdiff_t>(matrix_dims));
     tensor& y = ctx.allocate_output(0, a.dtype(), out_shape);
     if (y.element_count() == 0) return;
 
