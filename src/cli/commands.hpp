@@ -72,7 +72,7 @@ void probe_writable(std::initializer_list<std::filesystem::path> paths);
 /// Writes `report` as indented JSON (atomically) when `path` is not empty.
 void write_report(const std::filesystem::path& path, const nlohmann::json& report);
 
-/// Loads a model and checks its structure; errors name the file.
+/// Loads a model and runs `ir::validate` on it; errors name the file.
 ir::model load_checked(const std::filesystem::path& path);
 /// Statistics after shape inference on a copy (the model itself is not touched), with the
 /// inputs' symbolic dims taken as 1; `shapes`, when given, receives what inference found.

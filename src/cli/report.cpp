@@ -9,14 +9,17 @@
 
 #include "commands.hpp"
 #include "inferopt/ir/serialize.hpp"
-#include "inferopt/ir/verify.hpp"
+#include "inferopt/ir/validate.hpp"
 
 namespace inferopt::cli {
 
 ir::model load_checked(const std::filesystem::path& path) {
   ir::model m = ir::load_model(path);
-  auto problems = ir::find_problems(m.graph());
-  if (!problems.empty()) throw error(errc::invalid_model, path.filename().string() + ": " + problems.front());
+  try {
+    ir::validate(m);
+  } catch (const error& e) {
+    throw error(e.code(), path.filename().string() + ": " + e.what());
+  }
   return m;
 }
 

@@ -1,7 +1,9 @@
 // TensorProto <-> ir::tensor, including typed repeated fields and external data.
 
+#include <charconv>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 #include "proto_bridge.hpp"
 
@@ -53,6 +55,16 @@ std::filesystem::path checked_external_path(const onnx::TensorProto& p, const st
   return full;
 }
 
+/// A non-negative decimal integer written plainly: digits only, no sign, spaces or leading
+/// zeros, within int64. Anything looser ("+0", " 5", "00") is a hostile or broken file.
+std::optional<std::int64_t> parse_decimal(const std::string& s) {
+  if (s.empty() || (s.size() > 1 && s[0] == '0')) return std::nullopt;
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0 || s[0] == '-') return std::nullopt;
+  return v;
+}
+
 std::string read_external(const onnx::TensorProto& p, const external_source& ext, std::size_t expected) {
   if (ext.base_dir.empty()) bad_tensor(p, "external data needs the model's folder, but the model came from memory");
   std::string location;
@@ -60,14 +72,9 @@ std::string read_external(const onnx::TensorProto& p, const external_source& ext
   std::int64_t length = -1;
   for (const auto& kv : p.external_data()) {
     auto number = [&](const std::string& s) {
-      try {
-        std::size_t used = 0;
-        long long v = std::stoll(s, &used);
-        if (used != s.size() || v < 0) throw std::invalid_argument(s);
-        return static_cast<std::int64_t>(v);
-      } catch (const std::exception&) {
-        bad_tensor(p, "external data " + kv.key() + " '" + s + "' is not a non-negative integer");
-      }
+      const auto v = parse_decimal(s);
+      if (!v) bad_tensor(p, "external data " + kv.key() + " '" + s + "' is not a non-negative decimal integer");
+      return *v;
     };
     if (kv.key() == "location") location = kv.value();
     if (kv.key() == "offset") offset = number(kv.value());

@@ -16,14 +16,17 @@ using Catch::Matchers::Contains;
 using json = nlohmann::json;
 namespace ir = inferopt::ir;
 
-/// x [2, 4] -> Unsqueeze(axes=[0]) -> LayerNormalization named `ln` (opset 17) -> y, at `opset`.
+/// x [2, 4] -> Unsqueeze(axes [0]) -> LayerNormalization named `ln` (opset 17) -> y, at `opset`.
 fs::path save_model_with(const fs::path& path, std::int64_t opset, bool layer_norm) {
   ir::model m = ir::make_model("convert", opset);
   ir::graph& g = m.graph();
   ir::value* x = g.add_input("x", ir::value_type{true, ir::data_type::float32, ir::shape{2, 4}});
+  // Unsqueeze's axes moved from an attribute to an input at opset 13.
   std::vector<ir::attribute> axes;
-  axes.push_back(ir::attribute::make_ints("axes", {0}));
-  ir::value* y = g.add_node(ir::node_spec{"Unsqueeze", {x}, {"u"}, std::move(axes), "unsqueeze", {}})->output(0);
+  std::vector<ir::value*> inputs{x};
+  if (opset < 13) axes.push_back(ir::attribute::make_ints("axes", {0}));
+  else inputs.push_back(g.add_initializer("axes", ir::tensor::from_values<std::int64_t>("axes", {1}, {0})));
+  ir::value* y = g.add_node(ir::node_spec{"Unsqueeze", inputs, {"u"}, std::move(axes), "unsqueeze", {}})->output(0);
   if (layer_norm) {
     ir::value* gamma = g.add_initializer("gamma", ir::tensor::from_values<float>("gamma", {4}, std::vector<float>(4, 1.0f)));
     y = g.add_node(ir::node_spec{"LayerNormalization", {y, gamma}, {"y"}, {}, "ln", {}})->output(0);

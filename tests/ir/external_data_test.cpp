@@ -179,7 +179,7 @@ TEST_CASE("external data that disagrees with its tensor is refused", "[ir][exter
   SECTION("a length that is not a number") {
     set_external_entry(t, "length", "12abc");
     test::write_proto(mp, dir / "bad.onnx");
-    CHECK_THAT(load_error(dir / "bad.onnx"), Contains("not a non-negative integer"));
+    CHECK_THAT(load_error(dir / "bad.onnx"), Contains("not a non-negative decimal integer"));
   }
 
   SECTION("an offset that runs past the end of the file") {

@@ -1,0 +1,26 @@
+#pragma once
+// The per-node checks `ir::validate` runs, one family per file. Private to src/ir/validate.
+// Each throws error(errc::invalid_model) naming the node and the problem.
+
+#include <cstdint>
+
+#include "inferopt/ir/node.hpp"
+
+namespace inferopt::ir::validation {
+
+/// Input and output counts, attribute names, types and presence against the op's schema in
+/// force at `opset` (ONNX's registry), for default-domain ops whose definition at `opset` the
+/// linked ONNX library knows. An op the opset does not define is refused.
+void check_schema(const node& n, std::int64_t opset);
+
+/// Attribute values the schemas cannot express: strides, dilations and kernel sizes above 0,
+/// pads at least 0, a group of at least 1, a perm that is a permutation, block sizes above 0,
+/// a Cast target that is a data type.
+void check_attribute_ranges(const node& n);
+
+/// The element types of the node's inputs and outputs (as shape inference left them) against
+/// the op's type constraints: each type a constraint allows, one type per constraint, and a
+/// tensor wherever only tensors are allowed. Values of unknown type are not judged.
+void check_type_constraints(const node& n, std::int64_t opset);
+
+}  // namespace inferopt::ir::validation
