@@ -1,14 +1,13 @@
 // inferopt: the command-line front end. Every failure ends here as one line on stderr,
-// `inferopt: error: <message>`, and exit code 2 (3 for a bug of ours).
+// `inferopt: error: <message>`, with the exit code exit_codes.hpp maps its kind to.
 
 #include <iostream>
 
 #include "commands.hpp"
+#include "exit_codes.hpp"
 #include "inferopt/core/error.hpp"
 
 namespace {
-
-int exit_code(inferopt::errc code) { return code == inferopt::errc::internal ? 3 : 2; }
 
 std::string one_line(std::string s) {
   for (char& c : s) c = (c == '\n' || c == '\r') ? ' ' : c;
@@ -41,21 +40,19 @@ int main(int argc, char** argv) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
     std::cerr << "inferopt: error: " << one_line(e.what()) << " (see --help)\n";
-    return 2;
+    return inferopt::cli::exit_bad_input;
   }
   try {
     for (const auto& c : commands) {
       if (c.sub->parsed()) return c.run();
     }
-    return 2;
-  } catch (const inferopt::error& e) {
-    std::cerr << "inferopt: error: " << one_line(e.what()) << '\n';
-    return exit_code(e.code());
-  } catch (const std::bad_alloc&) {
-    std::cerr << "inferopt: error: out of memory\n";
-    return 2;
+    return inferopt::cli::exit_bad_input;
   } catch (const std::exception& e) {
-    std::cerr << "inferopt: error: " << one_line(e.what()) << '\n';
-    return 3;
+    const inferopt::error failure = inferopt::as_error(e);
+    std::cerr << "inferopt: error: " << one_line(failure.what()) << '\n';
+    return inferopt::cli::exit_code_for(failure.code());
+  } catch (...) {
+    std::cerr << "inferopt: error: an exception of unknown type\n";
+    return inferopt::cli::exit_internal;
   }
 }

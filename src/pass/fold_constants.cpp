@@ -70,6 +70,23 @@ std::map<std::string, std::string> fold_constants::options() const {
   return {{"max-bytes", std::to_string(max_bytes_)}};
 }
 
+/// Whether an output's known static shape already says it would exceed the folding limit:
+/// such a node is not evaluated at all (a ConstantOfShape of 2^33 elements would need the
+/// memory before the size check after evaluation could refuse it).
+bool fold_constants::declared_too_large(const ir::node& n) const {
+  for (const ir::value* out : n.outputs()) {
+    if (!out || !out->type() || !out->type()->has_static_shape()) continue;
+    const std::int64_t element_bytes = std::max<std::int64_t>(1, static_cast<std::int64_t>(ir::element_size(out->type()->elem_type)));
+    std::int64_t elements = 1;
+    for (const ir::dim& d : *out->type()->dims) {
+      if (d.value() <= 0) return false;
+      if (elements > max_bytes_ / element_bytes / d.value()) return true;
+      elements *= d.value();
+    }
+  }
+  return false;
+}
+
 bool fold_constants::run(ir::graph& g, pass_context& ctx) {
   std::int64_t folded = 0;
   for (ir::node* n : g.node_list()) {
@@ -91,6 +108,10 @@ bool fold_constants::run(ir::graph& g, pass_context& ctx) {
         return !v || (ctx.is_constant(*v) && v->initializer()->has_data());
       });
       if (!all_constant) continue;
+      if (declared_too_large(*n)) {
+        ctx.count("declined-too-large");
+        continue;
+      }
       try {
         results = evaluate(*n, opset);
       } catch (const error&) {

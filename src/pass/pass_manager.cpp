@@ -101,8 +101,8 @@ bool pass_manager::run_pass(pass& p, ir::model& m, pass_record& record, run_repo
     m.replace_graph(std::move(snapshot_));  // the next pass takes a new copy
     m.opsets.resize(opsets_before);  // imports the failed pass asked for
     for (auto& i : instrumentations_) i->after_pass_failed(p, m, e.what());
-    const auto* ours = dynamic_cast<const error*>(&e);
-    throw error(ours ? ours->code() : errc::internal, "pass '" + std::string(p.name()) + "': " + e.what());
+    const error failure = as_error(e);
+    throw error(failure.code(), "pass '" + std::string(p.name()) + "': " + failure.what());
   }
   if (outcome.changed) snapshot_.reset();
   record.milliseconds += elapsed_ms(start);

@@ -201,10 +201,9 @@ void compute_node(const ir::node& n, kernel& k, kernel_context& ctx) {
     k.compute(ctx);
   } catch (const error&) {
     throw;
-  } catch (const std::bad_alloc&) {
-    throw error(errc::invalid_argument, "node " + n.describe() + ": out of memory");
   } catch (const std::exception& e) {
-    throw error(errc::internal, "node " + n.describe() + ": " + e.what());
+    const error failure = as_error(e);
+    throw error(failure.code(), "node " + n.describe() + ": " + failure.what());
   }
 }
 

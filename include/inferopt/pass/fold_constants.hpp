@@ -33,6 +33,7 @@ class fold_constants final : public pass {
   [[nodiscard]] std::int64_t max_bytes() const noexcept { return max_bytes_; }
 
  private:
+  [[nodiscard]] bool declared_too_large(const ir::node& n) const;
   std::int64_t max_bytes_ = 64 << 20;
 };
 

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Writes the regression corpus: one small model for every contract break found so far.
+
+Each model is something a command once crashed on, hung on, exited 3 on, or accepted though
+onnxruntime refuses it. `expected.tsv` pairs each file with a phrase the one error line must
+contain; tests/cli/regression_corpus_test.cpp runs every command on every file and checks
+exit code 2, that one line, no output and an untouched input.
+
+Models found by the fuzzers are committed as they were found (minimized) and listed in
+`expected.tsv` by hand; this script leaves such files alone.
+
+    python tests/fuzz/regressions/make_regressions.py tests/fuzz/regressions
+"""
+
+import argparse
+import os
+
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+import numpy as np
+
+OPSET = 17
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=OPSET):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="regressions")
+    m.ir_version = 8
+    return m
+
+
+def tensor(name, shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def weights(name, shape):
+    return numpy_helper.from_array(np.full(shape, 0.5, dtype=np.float32), name)
+
+
+def windowed(op, strides, **attrs):
+    """Conv, MaxPool or AveragePool over 1x2x8x8 with the given strides."""
+    inputs = ["x", "w"] if op == "Conv" else ["x"]
+    init = [weights("w", [2, 2, 3, 3])] if op == "Conv" else []
+    extra = {} if op == "Conv" else {"kernel_shape": [3, 3]}
+    node = helper.make_node(op, inputs, ["y"], name="window", strides=strides, **extra, **attrs)
+    return model([node], [tensor("x", [1, 2, 8, 8])], [tensor("y", None)], init)
+
+
+def concat_of_copies(count):
+    node = helper.make_node("Concat", ["x"] * count, ["y"], name="cat", axis=0)
+    return model([node], [tensor("x", [1, 4])], [tensor("y", [count, 4])])
+
+
+def relu_with_extra_output():
+    node = helper.make_node("Relu", ["x"], ["y", "extra"], name="relu")
+    return model([node], [tensor("x", [1, 4])], [tensor("y", [1, 4])])
+
+
+def huge_constant_of_shape():
+    shape = numpy_helper.from_array(np.array([2**33], dtype=np.int64), "shape")
+    node = helper.make_node("ConstantOfShape", ["shape"], ["c"], name="fill")
+    add = helper.make_node("Add", ["x", "c"], ["y"], name="add")
+    return model([node, add], [tensor("x", [1])], [tensor("y", None)], [shape])
+
+
+def relu_on(input_type):
+    x = helper.make_value_info("x", input_type)
+    node = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    return model([node], [x], [tensor("y", [1, 4])])
+
+
+def conv_on_int_input():
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv")
+    # The output is declared int32 too, so only the op's type constraint can refuse it.
+    return model([node], [tensor("x", [1, 2, 8, 8], TensorProto.INT32)], [tensor("y", None, TensorProto.INT32)],
+                 [weights("w", [2, 2, 3, 3])])
+
+
+def declared_output_type_wrong():
+    node = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    return model([node], [tensor("x", [1, 4])], [tensor("y", [1, 4], TensorProto.INT64)])
+
+
+def with_extra_inputs(op, count, **attrs):
+    names = ["x"] + [f"extra{i}" for i in range(count - 1)]
+    init = [weights(n, [1]) for n in names[1:]]
+    node = helper.make_node(op, names, ["y"], name="node", **attrs)
+    return model([node], [tensor("x", [1, 2, 8, 8])], [tensor("y", None)], init)
+
+
+def conv_with_five_inputs():
+    init = [weights("w", [2, 2, 3, 3]), weights("b", [2]), weights("p", [2]), weights("q", [2])]
+    node = helper.make_node("Conv", ["x", "w", "b", "p", "q"], ["y"], name="conv")
+    return model([node], [tensor("x", [1, 2, 8, 8])], [tensor("y", None)], init)
+
+
+def external_offset(offset):
+    w = TensorProto()
+    w.name, w.data_type = "w", TensorProto.FLOAT
+    w.dims.extend([1, 4])
+    w.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "offset_weights.bin"), ("offset", offset), ("length", "16")):
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    node = helper.make_node("Add", ["x", "w"], ["y"], name="add")
+    return model([node], [tensor("x", [1, 4])], [tensor("y", [1, 4])], [w])
+
+
+def transpose_perm(perm):
+    node = helper.make_node("Transpose", ["x"], ["y"], name="transpose", perm=perm)
+    return model([node], [tensor("x", [2, 3, 4])], [tensor("y", None)])
+
+
+def nested_ifs(depth):
+    """`depth` If nodes, each holding the next in its then-branch; else-branches return x."""
+    def leaf(name):
+        node = helper.make_node("Identity", ["x"], [name], name=f"id_{name}")
+        return helper.make_graph([node], f"g_{name}", [], [tensor(name, [1, 4])])
+
+    graph = leaf("r0")
+    for level in range(1, depth):
+        out = f"r{level}"
+        node = helper.make_node("If", ["cond"], [out], name=f"if{level}", then_branch=graph,
+                                else_branch=leaf(f"e{level}"))
+        graph = helper.make_graph([node], f"branch{level}", [], [tensor(out, [1, 4])])
+    top = helper.make_node("If", ["cond"], ["y"], name="top", then_branch=graph, else_branch=leaf("e_top"))
+    return model([top], [tensor("cond", [], TensorProto.BOOL), tensor("x", [1, 4])], [tensor("y", [1, 4])])
+
+
+def cases():
+    """(file name, model, phrase the error line must contain)."""
+    seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [1, 4]))
+    mapping = helper.make_map_type_proto(TensorProto.INT64, helper.make_tensor_type_proto(TensorProto.FLOAT, [4]))
+    optional = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [1, 4]))
+    yield "zero_stride_conv.onnx", windowed("Conv", [0, 0]), "strides [0,0] has an entry below 1"
+    yield "zero_stride_maxpool.onnx", windowed("MaxPool", [2, 0]), "strides [2,0] has an entry below 1"
+    yield "zero_stride_averagepool.onnx", windowed("AveragePool", [0, 1]), "strides [0,1] has an entry below 1"
+    yield "negative_pad_conv.onnx", windowed("Conv", [1, 1], pads=[0, -1, 0, 0]), "pads [0,-1,0,0] has an entry below 0"
+    yield "zero_group_conv.onnx", windowed("Conv", [1, 1], group=0), "group 0 is below 1"
+    yield "concat_30000_inputs.onnx", concat_of_copies(30000), "has 30000 inputs, over the limit of 16384"
+    yield "relu_extra_output.onnx", relu_with_extra_output(), "output size 2 not in range"
+    yield "constant_of_shape_2pow33.onnx", huge_constant_of_shape(), "more than 2147483648 elements"
+    yield "sequence_input_to_relu.onnx", relu_on(seq), "input 'x' is not a tensor"
+    yield "map_input_to_relu.onnx", relu_on(mapping), "input 'x' is not a tensor"
+    yield "optional_input_to_relu.onnx", relu_on(optional), "input 'x' is not a tensor"
+    yield "int32_input_to_conv.onnx", conv_on_int_input(), "input 'x' is int32"
+    yield "output_declared_int64.onnx", declared_output_type_wrong(), "is declared int64 but computes float"
+    yield "softmax_two_inputs.onnx", with_extra_inputs("Softmax", 2), "input size 2 not in range"
+    yield "resize_five_inputs.onnx", with_extra_inputs("Resize", 5), "input size 5 not in range"
+    yield "conv_five_inputs.onnx", conv_with_five_inputs(), "input size 5 not in range"
+    yield "transpose_perm_repeats.onnx", transpose_perm([0, 0, 1]), "perm [0,0,1] is not a permutation"
+    yield "cast_to_unknown_type.onnx", model([helper.make_node("Cast", ["x"], ["y"], name="cast", to=99)],
+                                              [tensor("x", [1, 4])], [tensor("y", None)]), "to 99 is not an ONNX data type"
+    yield "ifs_nested_20_deep.onnx", nested_ifs(20), "over the limit of 16"
+    for name, offset in (("space", " 5"), ("plus", "+0"), ("minus", "-0"), ("zeros", "00"), ("trailing_space", "0 ")):
+        yield f"external_offset_{name}.onnx", external_offset(offset), "is not a non-negative decimal integer"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder")
+    folder = parser.parse_args().folder
+    os.makedirs(folder, exist_ok=True)
+    # The external-data cases read 16 bytes from here; the offset string is what is wrong.
+    with open(os.path.join(folder, "offset_weights.bin"), "wb") as f:
+        f.write(np.arange(8, dtype=np.float32).tobytes())
+    generated = []
+    for name, m, phrase in cases():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(m.SerializeToString())
+        generated.append((name, phrase))
+    manifest = os.path.join(folder, "expected.tsv")
+    kept = []
+    if os.path.exists(manifest):  # fuzzer findings, listed by hand, stay
+        names = {name for name, _ in generated}
+        with open(manifest) as f:
+            kept = [line.rstrip("\n").split("\t", 1) for line in f if line.strip() and not line.startswith("#")]
+        kept = [row for row in kept if row[0] not in names]
+    with open(manifest, "w") as f:
+        f.write("# file\tphrase its one error line contains (every command)\n")
+        for name, phrase in generated + [tuple(row) for row in kept]:
+            f.write(f"{name}\t{phrase}\n")
+
+
+if __name__ == "__main__":
+    main()
