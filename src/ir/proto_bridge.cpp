@@ -234,7 +234,9 @@ struct graph_writer {
     // entries (a loaded value without value_info has no type, so round trips are unchanged).
     for (node* n : g.nodes()) {
       for (value* v : n->outputs()) {
-        if (v && v->type() && !ga::in_value_info(*v) && !v->is_graph_output()) write_info(*v, *gp.add_value_info());
+        // An element type nobody knows is no type: onnxruntime refuses elem_type 0.
+        const bool typed = v && v->type() && (!v->type()->is_tensor || v->type()->elem_type != data_type::undefined);
+        if (typed && !ga::in_value_info(*v) && !v->is_graph_output()) write_info(*v, *gp.add_value_info());
       }
     }
     for (auto& vi : stray) *gp.add_value_info() = std::move(vi);

@@ -211,10 +211,11 @@ void compute_node(const ir::node& n, kernel& k, kernel_context& ctx) {
 
 void session::check_inputs(const tensor_map& feeds) const {
   // Inputs: every name known, types and static dims as declared, required ones present.
-  for (const auto& [name, t] : feeds) {
+  for (const auto& feed : feeds) {
+    const std::string& name = feed.first;
     auto it = std::find_if(inputs_.begin(), inputs_.end(), [&](const io_info& i) { return i.name == name; });
     if (it == inputs_.end()) throw error(errc::invalid_argument, "input '" + name + "' is not an input of the graph");
-    check_input(*it, t);
+    check_input(*it, feed.second);
   }
   for (const io_info& i : inputs_) {
     if (!i.optional && !feeds.count(i.name)) throw error(errc::invalid_argument, "input '" + i.name + "' is missing");
@@ -278,7 +279,10 @@ void session::store_outputs(const step& s, std::vector<tensor>& outs) {
   for (std::size_t k = 0; k < s.outputs.size(); ++k) {
     if (s.outputs[k] == no_slot) continue;
     if (outs[k].empty()) {
-      throw error(errc::internal, "node " + s.node->describe() + ": kernel produced no output " + std::to_string(k));
+      // Validation checks output counts against ONNX's schemas; a newer op's extra output
+      // name reaches here, and the model is what asks for more than the op gives.
+      throw error(errc::invalid_model, "node " + s.node->describe() + ": the model names output " + std::to_string(k) +
+                                           ", which " + s.node->op_type() + " does not produce");
     }
     slots_[s.outputs[k]] = std::move(outs[k]);
     if (options_.on_value) options_.on_value(s.node->outputs()[k]->name(), slots_[s.outputs[k]]);

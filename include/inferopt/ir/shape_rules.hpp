@@ -377,6 +377,10 @@ template <class Dim>
   }
   if (pads.size() != 2 * order.size()) contradiction("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(order.size()) + " axes");
   std::vector<Dim> out(in.begin(), in.end());
+  constexpr std::int64_t largest_pad = std::int64_t{1} << 40;  // keeps every sum below overflow
+  for (std::int64_t p : pads) {
+    if (p > largest_pad || p < -largest_pad) contradiction("pad " + std::to_string(p) + " is beyond any tensor's size");
+  }
   for (std::size_t k = 0; k < order.size(); ++k) {
     out[order[k]] = out[order[k]] + Dim{pads[k] + pads[k + order.size()]};
     if (const auto c = constant_of(out[order[k]]); c && *c < 0) contradiction("pads make a dim negative");

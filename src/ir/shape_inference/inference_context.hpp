@@ -26,6 +26,9 @@ struct value_facts {
 /// Integer tensors of at most this many elements carry their values.
 inline constexpr std::size_t max_tracked_elements = 64;
 
+/// Ranks past this are nobody's model; a shape tensor that claims more is a hostile file.
+inline constexpr std::int64_t max_rank = 1024;
+
 class inference_context {
  public:
   inference_context(const node& n, std::int64_t opset, std::vector<const value_facts*> inputs,
@@ -42,9 +45,11 @@ class inference_context {
   /// Input i's dims, or null when its rank is unknown.
   [[nodiscard]] const sym_shape* dims(std::size_t i) const noexcept { return input(i).dims ? &*input(i).dims : nullptr; }
   /// The length of 1-D input i when it is a number: how many dims a shape tensor lists.
+  /// A length no tensor's rank could have (negative, or past `max_rank`) is unknown.
   [[nodiscard]] std::optional<std::int64_t> vector_length(std::size_t i) const noexcept {
     const sym_shape* d = dims(i);
-    return d && d->size() == 1 ? (*d)[0].constant() : std::nullopt;
+    const auto n = d && d->size() == 1 ? (*d)[0].constant() : std::nullopt;
+    return n && *n >= 0 && *n <= max_rank ? n : std::nullopt;
   }
   /// Input i's data when it is a constant (an initializer or a Constant node's value).
   [[nodiscard]] const tensor* constant(std::size_t i) const noexcept { return i < constants_.size() ? constants_[i] : nullptr; }

@@ -111,8 +111,19 @@ void global_pool(inference_context& ctx) {
   ctx.set_output_like(0, 0, std::move(out));
 }
 
-/// BatchNormalization: Y like X; training outputs (running mean/var) like the scale.
+/// BatchNormalization: Y like X; training outputs (running mean/var) like the scale. Scale,
+/// bias, mean and variance are vectors of X's channels.
 void batch_norm(inference_context& ctx) {
+  const sym_shape* x = ctx.dims(0);
+  for (std::size_t i = 1; i < std::min<std::size_t>(ctx.input_count(), 5); ++i) {
+    const sym_shape* p = ctx.dims(i);
+    if (!p) continue;
+    if (p->size() != 1) ctx.fail("input " + std::to_string(i) + " must be a vector, not of rank " + std::to_string(p->size()));
+    if (x && x->size() >= 2 && (*x)[1].constant() && (*p)[0].constant() && *(*x)[1].constant() != *(*p)[0].constant()) {
+      ctx.fail("input " + std::to_string(i) + " has " + std::to_string(*(*p)[0].constant()) + " entries for " +
+               std::to_string(*(*x)[1].constant()) + " channels");
+    }
+  }
   same_as_input(ctx);
   for (std::size_t i = 1; i < ctx.output_count(); ++i) ctx.set_output(i, value_facts{ctx.input(1).elem, ctx.input(1).dims, std::nullopt});
 }

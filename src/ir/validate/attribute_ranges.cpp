@@ -24,16 +24,29 @@ std::string listed(const std::vector<std::int64_t>& v) {
   return out + "]";
 }
 
-/// Every entry of the ints attribute `name`, when present, is at least `minimum`.
-void ints_at_least(const node& n, std::string_view name, std::int64_t minimum) {
+/// Every entry of the ints attribute `name`, when present, lies in [minimum, maximum].
+void ints_in_range(const node& n, std::string_view name, std::int64_t minimum, std::int64_t maximum) {
   const attribute* a = n.find_attribute(name);
   if (!a) return;
-  if (a->kind == attribute_kind::i && a->i < minimum) {
-    refuse(n, std::string(name) + " " + std::to_string(a->i) + " is below " + std::to_string(minimum));
+  const auto bound = [&](std::int64_t v) -> std::string {
+    if (v < minimum) return " below " + std::to_string(minimum);
+    if (v > maximum) return " above " + std::to_string(maximum);
+    return {};
+  };
+  if (a->kind == attribute_kind::i) {
+    if (const std::string b = bound(a->i); !b.empty()) refuse(n, std::string(name) + " " + std::to_string(a->i) + " is" + b);
   }
   for (std::int64_t v : a->ints) {
-    if (v < minimum) refuse(n, std::string(name) + " " + listed(a->ints) + " has an entry below " + std::to_string(minimum));
+    if (const std::string b = bound(v); !b.empty()) refuse(n, std::string(name) + " " + listed(a->ints) + " has an entry" + b);
   }
+}
+
+/// Sizes, strides and counts past 2^31 are no real model's and would overflow the
+/// arithmetic of every shape formula (kernel times dilation, channels times group).
+constexpr std::int64_t largest_size = (std::int64_t{1} << 31) - 1;
+
+void ints_at_least(const node& n, std::string_view name, std::int64_t minimum) {
+  ints_in_range(n, name, minimum, largest_size);
 }
 
 /// Windowed ops: a zero stride or dilation divides by zero in every shape formula.
@@ -43,6 +56,7 @@ void window_ranges(const node& n) {
   ints_at_least(n, "kernel_shape", 1);
   ints_at_least(n, "pads", 0);
   ints_at_least(n, "output_padding", 0);
+  ints_at_least(n, "output_shape", 0);
   ints_at_least(n, "group", 1);
   if (const attribute* pads = n.find_attribute("pads"); pads && pads->ints.size() % 2 != 0) {
     refuse(n, "pads " + listed(pads->ints) + " must have a begin and an end for each axis");
@@ -74,6 +88,28 @@ void cast_target_is_a_type(const node& n) {
 
 void positive_block_size(const node& n) { ints_at_least(n, "blocksize", 1); }
 
+/// Int attributes that are flags: onnxruntime reads them as 0 or 1 after its own narrowing,
+/// so any other value would mean one thing to it and another to us.
+void flags_are_flags(const node& n) {
+  static const std::vector<std::string_view> flags{
+      "transA",           "transB",       "keepdims",   "ceil_mode",         "count_include_pad", "allowzero",
+      "select_last_index", "largest",     "sorted",     "noop_with_empty_axes", "exclusive",      "reverse",
+      "center_point_box", "training_mode", "saturate", "detect_negative",    "detect_positive"};
+  for (const attribute& a : n.attributes()) {
+    if (a.kind != attribute_kind::i || (a.i == 0 || a.i == 1)) continue;
+    if (std::find(flags.begin(), flags.end(), a.name) != flags.end()) {
+      refuse(n, a.name + " " + std::to_string(a.i) + " is a flag and must be 0 or 1");
+    }
+  }
+}
+
+/// A Constant holds exactly one value attribute.
+void constant_has_one_value(const node& n) {
+  int values = 0;
+  for (const attribute& a : n.attributes()) values += a.name == "value" || a.name.rfind("value_", 0) == 0 || a.name == "sparse_value";
+  if (values != 1) refuse(n, "a Constant needs exactly one value attribute, not " + std::to_string(values));
+}
+
 using range_check = std::function<void(const node&)>;
 
 const std::unordered_map<std::string_view, std::vector<range_check>>& range_checks() {
@@ -96,6 +132,7 @@ const std::unordered_map<std::string_view, std::vector<range_check>>& range_chec
       ints_at_least(n, "num_outputs", 1);
     });
     t["GroupNormalization"].push_back([](const node& n) { ints_at_least(n, "num_groups", 1); });
+    t["Constant"].push_back(constant_has_one_value);
     return t;
   }();
   return table;
@@ -105,6 +142,7 @@ const std::unordered_map<std::string_view, std::vector<range_check>>& range_chec
 
 void check_attribute_ranges(const node& n) {
   if (!n.is_onnx_domain()) return;
+  flags_are_flags(n);
   auto it = range_checks().find(n.op_type());
   if (it == range_checks().end()) return;
   for (const range_check& check : it->second) check(n);

@@ -23,4 +23,14 @@ void check_attribute_ranges(const node& n);
 /// tensor wherever only tensors are allowed. Values of unknown type are not judged.
 void check_type_constraints(const node& n, std::int64_t opset);
 
+/// If, Loop and Scan against their bodies: as many node outputs as the body gives (for Loop,
+/// the loop-carried and scan outputs), the inputs a Loop body takes, and an If condition of
+/// one element where its shape is declared.
+void check_subgraph_interfaces(const node& n);
+
+/// Axis attributes against the rank of the input they index (as shape inference left it):
+/// Softmax's axis, Concat's, Gather's, Flatten's, the axes lists of the reductions and of
+/// Squeeze/Unsqueeze before opset 13, Transpose's perm length. Unknown ranks are not judged.
+void check_axes_against_ranks(const node& n);
+
 }  // namespace inferopt::ir::validation

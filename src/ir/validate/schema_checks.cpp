@@ -5,6 +5,7 @@
 // (ir/opset/op_history) says nothing but element types changed since, and the types those
 // later definitions added are allowed on top of the library's.
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -179,11 +180,75 @@ class type_binder {
   std::map<std::string, std::pair<data_type, std::string>> bound_;  // type variable -> type, whose
 };
 
+/// Every attribute states its type (ONNX requires it since IR version 2; onnxruntime refuses
+/// a node without it). The loader keeps a missing type as UNDEFINED in the residual.
+void check_attribute_types_present(const node& n) {
+  for (const attribute& a : n.attributes()) {
+    onnx::AttributeProto stored;
+    const bool parsed = a.residual.empty() || stored.ParseFromString(a.residual);
+    const bool typed = a.residual.empty() ? a.kind != attribute_kind::undefined : stored.has_type() && stored.type() != 0;
+    if (!parsed || !typed) refuse(n, "attribute '" + a.name + "' has no type");
+    if (static_cast<int>(a.kind) < 1 || static_cast<int>(a.kind) > static_cast<int>(attribute_kind::type_protos)) {
+      refuse(n, "attribute '" + a.name + "' has an unknown type " + std::to_string(static_cast<int>(a.kind)));
+    }
+  }
+}
+
+/// Input and output counts of the definitions newer than the linked ONNX library knows, for
+/// the ops whose inputs or attributes changed there (element-type-only changes are checked
+/// through the library's schema). The widest count over those definitions.
+struct io_counts {
+  std::size_t min_inputs, max_inputs, min_outputs, max_outputs;
+};
+
+const std::unordered_map<std::string_view, io_counts>& newer_counts() {
+  constexpr std::size_t many = std::numeric_limits<std::size_t>::max();
+  static const std::unordered_map<std::string_view, io_counts> table = [] {
+    std::unordered_map<std::string_view, io_counts> t{
+        {"Split", {1, 2, 1, many}},         {"Pad", {2, 4, 1, 1}},          {"Resize", {1, 4, 1, 1}},
+        {"AveragePool", {1, 1, 1, 1}},      {"MaxPool", {1, 1, 1, 2}},      {"LpPool", {1, 1, 1, 1}},
+        {"GroupNormalization", {3, 3, 1, 1}}, {"Col2Im", {3, 3, 1, 1}},     {"ScatterElements", {3, 3, 1, 1}},
+        {"ScatterND", {3, 3, 1, 1}},        {"Cast", {1, 1, 1, 1}},         {"CastLike", {2, 2, 1, 1}},
+        {"ConstantOfShape", {1, 1, 1, 1}},  {"Constant", {0, 0, 1, 1}},     {"Identity", {1, 1, 1, 1}},
+        {"Reshape", {2, 2, 1, 1}},          {"Shape", {1, 1, 1, 1}},        {"Size", {1, 1, 1, 1}},
+        {"Flatten", {1, 1, 1, 1}},          {"Transpose", {1, 1, 1, 1}},    {"Squeeze", {1, 2, 1, 1}},
+        {"Unsqueeze", {2, 2, 1, 1}},        {"QuantizeLinear", {2, 3, 1, 1}}, {"DequantizeLinear", {2, 3, 1, 1}},
+        {"Equal", {2, 2, 1, 1}},            {"DeformConv", {3, 5, 1, 1}},   {"Gelu", {1, 1, 1, 1}},
+        {"If", {1, 1, 1, many}},            {"Loop", {2, many, 1, many}},   {"Scan", {1, many, 1, many}},
+        {"RMSNormalization", {2, 2, 1, 1}}, {"RotaryEmbedding", {3, 4, 1, 1}}, {"Attention", {3, 6, 1, 4}},
+        {"TopK", {2, 2, 2, 2}},
+    };
+    for (std::string_view reduce : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                                    "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
+      t.emplace(reduce, io_counts{1, 2, 1, 1});
+    }
+    return t;
+  }();
+  return table;
+}
+
+void check_newer_counts(const node& n) {
+  auto it = newer_counts().find(n.op_type());
+  if (it == newer_counts().end()) return;
+  const io_counts& c = it->second;
+  const auto within = [](std::size_t k, std::size_t lo, std::size_t hi) { return k >= lo && k <= hi; };
+  if (!within(n.inputs().size(), c.min_inputs, c.max_inputs)) {
+    refuse(n, "input size " + std::to_string(n.inputs().size()) + " not in range for " + n.op_type());
+  }
+  if (!within(n.outputs().size(), c.min_outputs, c.max_outputs)) {
+    refuse(n, "output size " + std::to_string(n.outputs().size()) + " not in range for " + n.op_type());
+  }
+}
+
 }  // namespace
 
 void check_schema(const node& n, std::int64_t opset) {
+  check_attribute_types_present(n);
   const schema_in_force s = find_schema(n, opset);
-  if (!s.schema) return;
+  if (!s.schema) {
+    if (n.is_onnx_domain() && opset > library_newest_opset()) check_newer_counts(n);
+    return;
+  }
   try {
     s.schema->Verify(schema_view(n));
   } catch (const std::exception& e) {

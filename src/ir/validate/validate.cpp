@@ -2,6 +2,8 @@
 
 #include "inferopt/ir/validate.hpp"
 
+#include <optional>
+#include <set>
 #include <string>
 
 #include "checks.hpp"
@@ -45,17 +47,22 @@ void for_each_node(const graph& g, const Check& check) {
 std::int64_t elements_up_to(const shape& s, std::int64_t cap) {
   std::int64_t n = 1;
   for (const dim& d : s) {
-    if (!d.is_static() || d.value() < 0) return 0;
-    if (d.value() == 0) return 0;
+    if (!d.is_static() || d.value() <= 0) return 0;
     if (n > cap / d.value()) return cap + 1;
     n *= d.value();
   }
   return n;
 }
 
+/// Declared or inferred dims: none negative, and no tensor past the element limit.
 void check_tensor_sizes(const graph& g, const model_limits& limits) {
   for (const value* v : g.values()) {
     if (!v->type() || !v->type()->dims) continue;
+    for (const dim& d : *v->type()->dims) {
+      if (d.is_static() && d.value() < 0) {
+        refuse("value '" + v->name() + "' has a negative dim (" + to_string(v->type()->dims) + ")");
+      }
+    }
     if (elements_up_to(*v->type()->dims, limits.max_tensor_elements) > limits.max_tensor_elements) {
       refuse("value '" + v->name() + "' (" + to_string(v->type()->dims) + ") has more than " +
              std::to_string(limits.max_tensor_elements) + " elements, the limit for one tensor");
@@ -66,10 +73,47 @@ void check_tensor_sizes(const graph& g, const model_limits& limits) {
   }
 }
 
+/// Initializers hold a defined element type ONNX knows; the loader carries any other as
+/// opaque bytes, and nothing downstream could read them.
+void check_initializer_types(const graph& g) {
+  for (const value* v : g.initializers()) {
+    const data_type t = v->initializer()->dtype;
+    const auto code = static_cast<std::int32_t>(t);
+    if (t == data_type::undefined || code < 0 || code > static_cast<std::int32_t>(data_type::int4)) {
+      refuse("initializer '" + v->name() + "' has element type " + std::to_string(code) + ", which is not an ONNX type");
+    }
+  }
+  for (const node* n : g.nodes()) {
+    for (const graph* sub : n->subgraphs()) check_initializer_types(*sub);
+  }
+}
+
+/// The IR versions and default-domain opsets the ONNX releases define and onnxruntime runs:
+/// anything else is a broken or hostile header, and a model we wrote with it would not load.
+void check_versions(const model& m) {
+  if (m.ir_version < 3 || m.ir_version > 11) {
+    refuse("IR version " + std::to_string(m.ir_version) + " is not one of ONNX's (3 to 11)");
+  }
+  std::set<std::string> domains;
+  for (const opset_import& o : m.opsets) {
+    const std::string domain = o.domain == "ai.onnx" ? "" : o.domain;
+    if (!domains.insert(domain).second) refuse("the model imports domain '" + o.domain + "' twice");
+  }
+  const std::optional<std::int64_t> opset = m.opset("");
+  if (!opset) refuse("the model imports no ai.onnx opset");
+  if (*opset < 7 || *opset > newest_known_opset) {
+    refuse("ai.onnx opset " + std::to_string(*opset) + " is outside the opsets we read (7 to " +
+           std::to_string(newest_known_opset) + ")");
+  }
+}
+
 }  // namespace
 
 void validate(const model& m, const model_limits& limits) {
+  check_versions(m);
   check_sizes(m.graph(), limits, 0);
+  check_tensor_sizes(m.graph(), limits);
+  check_initializer_types(m.graph());
   if (auto problems = find_problems(m.graph()); !problems.empty()) refuse(problems.front());
   const std::int64_t opset = m.opset("").value_or(0);
   for_each_node(m.graph(), [&](const node& n) {
@@ -79,7 +123,11 @@ void validate(const model& m, const model_limits& limits) {
   // Types come from shape inference, on a copy: the model stays as its file has it.
   model typed = m.clone();
   infer_shapes(typed);
-  for_each_node(typed.graph(), [&](const node& n) { validation::check_type_constraints(n, opset); });
+  for_each_node(typed.graph(), [&](const node& n) {
+    validation::check_type_constraints(n, opset);
+    validation::check_axes_against_ranks(n);
+    validation::check_subgraph_interfaces(n);
+  });
   check_tensor_sizes(typed.graph(), limits);
 }
 

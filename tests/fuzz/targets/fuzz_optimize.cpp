@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const int level = static_cast<int>(size % 3) + 1;
     pass_manager manager;
     manager.add_instrumentation(std::make_unique<verify_each>());
-    manager.run(level_pipeline(level, registry), *m);
+    pipeline passes = level_pipeline(level, registry);
+    manager.run(passes, *m);
     (void)ir::serialize_model(*m);
   });
   return 0;

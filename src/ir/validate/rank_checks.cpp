@@ -1,0 +1,81 @@
+// Axis attributes against the rank of what they index. Shapes come first (inference on a
+// copy), so these run after it; a rank still unknown is not judged.
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "checks.hpp"
+#include "inferopt/core/error.hpp"
+#include "inferopt/ir/value.hpp"
+
+namespace inferopt::ir::validation {
+namespace {
+
+[[noreturn]] void refuse(const node& n, const std::string& what) {
+  throw error(errc::invalid_model, "node " + n.describe() + ": " + what);
+}
+
+std::optional<std::int64_t> rank_of(const node& n, std::size_t input) {
+  if (input >= n.inputs().size() || !n.inputs()[input]) return std::nullopt;
+  const auto& t = n.inputs()[input]->type();
+  if (!t || !t->is_tensor || !t->dims) return std::nullopt;
+  return static_cast<std::int64_t>(t->dims->size());
+}
+
+/// Each entry of the int or ints attribute `name` in [-bound, bound - 1].
+void axes_within(const node& n, std::string_view name, std::int64_t bound, std::int64_t rank) {
+  const attribute* a = n.find_attribute(name);
+  if (!a) return;
+  std::vector<std::int64_t> axes = a->ints;
+  if (a->kind == attribute_kind::i) axes.push_back(a->i);
+  for (std::int64_t axis : axes) {
+    if (axis < -bound || axis >= bound) {
+      refuse(n, std::string(name) + " " + std::to_string(axis) + " is out of range for an input of rank " +
+                    std::to_string(rank));
+    }
+  }
+}
+
+/// How many positions past the rank an op's axis may name: Flatten's axis may equal the
+/// rank; Unsqueeze's axes index the output, longer by as many axes as it inserts.
+std::int64_t axis_bound(const node& n, std::int64_t rank) {
+  if (n.op_type() == "Flatten") return rank + 1;
+  if (n.op_type() == "Unsqueeze") {
+    const attribute* axes = n.find_attribute("axes");
+    return rank + (axes ? static_cast<std::int64_t>(axes->ints.size()) : 0);
+  }
+  return rank;
+}
+
+const std::unordered_map<std::string_view, std::string_view>& axis_attributes() {
+  static const std::unordered_map<std::string_view, std::string_view> table{
+      {"Softmax", "axis"},      {"LogSoftmax", "axis"},   {"Hardmax", "axis"},       {"Concat", "axis"},
+      {"Gather", "axis"},       {"GatherElements", "axis"}, {"ScatterElements", "axis"}, {"Flatten", "axis"},
+      {"Split", "axis"},        {"ArgMax", "axis"},       {"ArgMin", "axis"},        {"TopK", "axis"},
+      {"LayerNormalization", "axis"}, {"LpNormalization", "axis"}, {"Compress", "axis"},
+      {"ReduceMean", "axes"},   {"ReduceSum", "axes"},    {"ReduceMax", "axes"},     {"ReduceMin", "axes"},
+      {"ReduceProd", "axes"},   {"ReduceL1", "axes"},     {"ReduceL2", "axes"},      {"ReduceLogSum", "axes"},
+      {"ReduceLogSumExp", "axes"}, {"ReduceSumSquare", "axes"}, {"Squeeze", "axes"}, {"Unsqueeze", "axes"},
+  };
+  return table;
+}
+
+}  // namespace
+
+void check_axes_against_ranks(const node& n) {
+  if (!n.is_onnx_domain()) return;
+  const auto rank = rank_of(n, 0);
+  if (!rank) return;
+  if (n.op_type() == "Transpose") {
+    const attribute* perm = n.find_attribute("perm");
+    if (perm && static_cast<std::int64_t>(perm->ints.size()) != *rank) {
+      refuse(n, "perm lists " + std::to_string(perm->ints.size()) + " axes for an input of rank " + std::to_string(*rank));
+    }
+    return;
+  }
+  auto it = axis_attributes().find(n.op_type());
+  if (it != axis_attributes().end()) axes_within(n, it->second, axis_bound(n, *rank), *rank);
+}
+
+}  // namespace inferopt::ir::validation
