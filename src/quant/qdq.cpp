@@ -240,6 +240,10 @@ struct weight_entry {
 /// Symmetric int8 over [-127, 127]: -128 is left out so that negating stays in range and
 /// the grid is symmetric around zero, as TensorRT requires of weights.
 weight_entry quantize_weight(ir::value* w, const std::vector<double>& values, std::int64_t axis) {
+  // NaN or infinity has no int8 code; a weight holding one is a broken model, not ours to round.
+  if (!std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); })) {
+    throw error(errc::invalid_model, "weight '" + w->name() + "' holds NaN or infinity and cannot be quantized");
+  }
   weight_entry e;
   e.weight = w;
   e.axis = axis;

@@ -225,7 +225,14 @@ std::optional<std::vector<double>> float_list(const inference_context& ctx, std:
 }
 
 sym_dim scaled(const sym_dim& d, double scale) {
-  if (auto c = d.constant()) return static_cast<std::int64_t>(std::floor(static_cast<double>(*c) * scale));
+  // 2^62 bounds every real size and keeps the conversion below defined.
+  constexpr double largest = 4.6e18;
+  if (!std::isfinite(scale) || scale < 0) shape_rules::contradiction("scale " + std::to_string(scale) + " is not a finite non-negative number");
+  if (auto c = d.constant()) {
+    const double size = std::floor(static_cast<double>(*c) * scale);
+    if (size > largest) shape_rules::contradiction("scale " + std::to_string(scale) + " makes a dim beyond any tensor's size");
+    return static_cast<std::int64_t>(size);
+  }
   if (scale == std::floor(scale) && scale >= 1) return d * sym_dim(static_cast<std::int64_t>(scale));
   return sym_dim{};
 }

@@ -43,11 +43,13 @@ void for_each_node(const graph& g, const Check& check) {
   }
 }
 
-/// Elements of a static shape, saturating at `cap + 1` so that no product overflows.
+/// The fewest elements a tensor of shape `s` has (symbolic and unknown dims count as 1),
+/// saturating at `cap + 1` so that no product overflows.
 std::int64_t elements_up_to(const shape& s, std::int64_t cap) {
   std::int64_t n = 1;
   for (const dim& d : s) {
-    if (!d.is_static() || d.value() <= 0) return 0;
+    if (!d.is_static()) continue;
+    if (d.value() <= 0) return 0;
     if (n > cap / d.value()) return cap + 1;
     n *= d.value();
   }
