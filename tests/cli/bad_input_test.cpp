@@ -7,6 +7,7 @@
 
 #include "cli/bad_models.hpp"
 #include "cli/cli_support.hpp"
+#include "cli/every_command.hpp"
 
 namespace {
 
@@ -129,23 +130,12 @@ TEST_CASE("a model whose shapes contradict its nodes is one error line naming th
   fs::create_directories(out);
   write_bytes(model, input.bytes);
 
-  std::vector<std::string> args;
-  SECTION("inspect") { args = {"inspect", model.string(), "--json"}; }
-  SECTION("plan") { args = {"plan", model.string()}; }
-  SECTION("optimize -O2") { args = {"optimize", model.string(), "-o", (out / "o.onnx").string(), "-O2"}; }
-  SECTION("fp16") { args = {"fp16", model.string(), "-o", (out / "o.onnx").string()}; }
-  SECTION("quantize") { args = {"quantize", model.string(), "-o", (out / "o.onnx").string(), "--calib-random", "2"}; }
-  SECTION("prune") { args = {"prune", model.string(), "-o", (out / "o.onnx").string(), "--ratio", "0.5"}; }
-  CAPTURE(args);
-
-  const process_result r = run_cli(args);
-  CAPTURE(r.err);
-  REQUIRE(r.exited());
-  CHECK(r.exit_code == 2);
-  CHECK(is_one_error_line(r.err));
-  CHECK_THAT(r.err, Contains(input.node) && Contains(input.problem));
-  CHECK(read_bytes(model) == input.bytes);
-  CHECK(folder_entries(out).empty());
+  for (const auto& args : every_command(model, out)) {
+    CAPTURE(args);
+    const process_result r = run_cli(args);
+    CAPTURE(r.err);
+    check_refused(r, model, input.bytes, out, {input.node, input.problem});
+  }
 }
 
 TEST_CASE("a model file that does not exist or is a folder is one error line", "[cli][bad-input]") {

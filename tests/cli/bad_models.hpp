@@ -116,4 +116,24 @@ inline std::string random_bytes(std::size_t count, std::uint32_t seed = 20240601
   return out;
 }
 
+/// `y = Add(x, ConstantOfShape([elements]))`: valid, and small on disk, but running it needs
+/// `elements` floats at once.
+inline std::string memory_hungry_model_bytes(std::int64_t elements) {
+  onnx::ModelProto m = detail::empty_model();
+  onnx::GraphProto& g = *m.mutable_graph();
+  g.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(1);
+  auto* out_shape = g.mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  out_shape->mutable_dim(0)->set_dim_value(1);
+  out_shape->mutable_dim(1)->set_dim_value(elements);
+  onnx::TensorProto& shape = *g.add_initializer();
+  shape.set_name("shape");
+  shape.set_data_type(onnx::TensorProto::INT64);
+  shape.add_dims(2);
+  shape.add_int64_data(1);
+  shape.add_int64_data(elements);
+  add_node(g, "ConstantOfShape", {"shape"}, {"filled"}, "fill");
+  add_node(g, "Add", {"x", "filled"}, {"y"}, "add");
+  return detail::bytes_of(m);
+}
+
 }  // namespace inferopt::test

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <onnx/onnx_pb.h>
 
 #include "cli/run_process.hpp"
@@ -121,6 +122,20 @@ inline std::vector<std::string> pass_names_in(const std::string& pipeline) {
 inline bool is_one_error_line(const std::string& err) {
   return err.rfind("inferopt: error: ", 0) == 0 && !err.empty() && err.back() == '\n' &&
          std::count(err.begin(), err.end(), '\n') == 1;
+}
+
+/// What a refused model must leave, checked with Catch: it was given as `model` holding
+/// `bytes`. Without a crash or hang the CLI exited 2 with one error line containing each of
+/// `phrases`, printed nothing else, left the model as it was and `out_dir` empty.
+inline void check_refused(const process_result& r, const fs::path& model, const std::string& bytes,
+                          const fs::path& out_dir, const std::vector<std::string>& phrases) {
+  REQUIRE(r.exited());
+  CHECK(r.exit_code == 2);
+  CHECK(is_one_error_line(r.err));
+  for (const std::string& phrase : phrases) CHECK(r.err.find(phrase) != std::string::npos);
+  CHECK(r.out.empty());
+  CHECK(read_bytes(model) == bytes);
+  CHECK(folder_entries(out_dir).empty());
 }
 
 }  // namespace inferopt::test

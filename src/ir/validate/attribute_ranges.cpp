@@ -14,10 +14,6 @@
 namespace inferopt::ir::validation {
 namespace {
 
-[[noreturn]] void refuse(const node& n, const std::string& what) {
-  throw error(errc::invalid_model, "node " + n.describe() + ": " + what);
-}
-
 std::string listed(const std::vector<std::int64_t>& v) {
   std::string out = "[";
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);

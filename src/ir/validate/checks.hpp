@@ -3,10 +3,17 @@
 // Each throws error(errc::invalid_model) naming the node and the problem.
 
 #include <cstdint>
+#include <string>
 
+#include "inferopt/core/error.hpp"
 #include "inferopt/ir/node.hpp"
 
 namespace inferopt::ir::validation {
+
+/// Throws the one refusal every check makes: `node NAME (Op): what`.
+[[noreturn]] inline void refuse(const node& n, const std::string& what) {
+  throw error(errc::invalid_model, "node " + n.describe() + ": " + what);
+}
 
 /// Input and output counts, attribute names, types and presence against the op's schema in
 /// force at `opset` (ONNX's registry), for default-domain ops whose definition at `opset` the

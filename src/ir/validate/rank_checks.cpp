@@ -12,10 +12,6 @@
 namespace inferopt::ir::validation {
 namespace {
 
-[[noreturn]] void refuse(const node& n, const std::string& what) {
-  throw error(errc::invalid_model, "node " + n.describe() + ": " + what);
-}
-
 std::optional<std::int64_t> rank_of(const node& n, std::size_t input) {
   if (input >= n.inputs().size() || !n.inputs()[input]) return std::nullopt;
   const auto& t = n.inputs()[input]->type();

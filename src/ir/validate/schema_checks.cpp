@@ -25,10 +25,6 @@
 namespace inferopt::ir::validation {
 namespace {
 
-[[noreturn]] void refuse(const node& n, const std::string& what) {
-  throw error(errc::invalid_model, "node " + n.describe() + ": " + what);
-}
-
 std::int64_t library_newest_opset() {
   static const std::int64_t newest = [] {
     const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();

@@ -11,10 +11,6 @@
 namespace inferopt::ir::validation {
 namespace {
 
-[[noreturn]] void refuse(const node& n, const std::string& what) {
-  throw error(errc::invalid_model, "node " + n.describe() + ": " + what);
-}
-
 const graph* body(const node& n, std::string_view name) {
   const attribute* a = n.find_attribute(name);
   return a && a->kind == attribute_kind::g && !a->graphs.empty() ? a->graphs.front().get() : nullptr;
