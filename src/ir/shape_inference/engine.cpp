@@ -213,6 +213,7 @@ std::optional<std::vector<sym_dim>> broadcast_values(const value_facts& a, const
   if (!a.values || !b.values) return std::nullopt;
   const std::size_t na = a.values->size(), nb = b.values->size();
   if (na != nb && na != 1 && nb != 1) return std::nullopt;
+  if (na == 0 || nb == 0) return std::vector<sym_dim>{};  // an empty operand broadcasts to empty
   std::vector<sym_dim> out;
   for (std::size_t i = 0; i < std::max(na, nb); ++i) out.push_back(op((*a.values)[na == 1 ? 0 : i], (*b.values)[nb == 1 ? 0 : i]));
   return out;

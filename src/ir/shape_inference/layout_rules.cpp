@@ -233,7 +233,7 @@ sym_dim scaled(const sym_dim& d, double scale) {
     if (size > largest) shape_rules::contradiction("scale " + std::to_string(scale) + " makes a dim beyond any tensor's size");
     return static_cast<std::int64_t>(size);
   }
-  if (scale == std::floor(scale) && scale >= 1) return d * sym_dim(static_cast<std::int64_t>(scale));
+  if (scale == std::floor(scale) && scale >= 1 && scale <= largest) return d * sym_dim(static_cast<std::int64_t>(scale));
   return sym_dim{};
 }
 

@@ -127,6 +127,29 @@ def nested_ifs(depth):
     return model([top], [tensor("cond", [], TensorProto.BOOL), tensor("x", [1, 4])], [tensor("y", [1, 4])])
 
 
+def reshape_to_shape_of_length(length):
+    """Reshape whose shape input claims `length` entries: a rank nothing could allocate."""
+    node = helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")
+    return model([node], [tensor("x", [1, 4]), tensor("shape", [length], TensorProto.INT64)], [tensor("y", None)])
+
+
+def pad_by(amount):
+    pads = numpy_helper.from_array(np.array([0, 0, 0, amount, 0, 0, 0, amount], dtype=np.int64), "pads")
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], name="pad")
+    return model([node], [tensor("x", [1, 2, 8, 8])], [tensor("y", None)], [pads])
+
+
+def resize_by(scale):
+    scales = numpy_helper.from_array(np.array([1, 1, scale, scale], dtype=np.float32), "scales")
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize")
+    return model([node], [tensor("x", [1, 2, 8, 8])], [tensor("y", None)], [scales])
+
+
+def gelu_with_extra_output():
+    node = helper.make_node("Gelu", ["x"], ["y", "extra"], name="gelu")
+    return model([node], [tensor("x", [1, 4])], [tensor("y", [1, 4])], opset=20)
+
+
 def cases():
     """(file name, model, phrase the error line must contain)."""
     seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [1, 4]))
@@ -152,6 +175,12 @@ def cases():
     yield "cast_to_unknown_type.onnx", model([helper.make_node("Cast", ["x"], ["y"], name="cast", to=99)],
                                               [tensor("x", [1, 4])], [tensor("y", None)]), "to 99 is not an ONNX data type"
     yield "ifs_nested_20_deep.onnx", nested_ifs(20), "over the limit of 16"
+    # Found by the libFuzzer targets (each crashed or overflowed inside our code).
+    yield "fuzz_reshape_shape_length_2pow40.onnx", reshape_to_shape_of_length(2**40), "more than 2147483648 elements"
+    yield "fuzz_conv_group_2pow62.onnx", windowed("Conv", [1, 1], group=2**62), "group 4611686018427387904 is above"
+    yield "fuzz_pad_2pow62.onnx", pad_by(2**62), "is beyond any tensor's size"
+    yield "fuzz_resize_scale_1e30.onnx", resize_by(1e30), "makes a dim beyond any tensor's size"
+    yield "fuzz_gelu_extra_output.onnx", gelu_with_extra_output(), "output size 2 not in range"
     for name, offset in (("space", " 5"), ("plus", "+0"), ("minus", "-0"), ("zeros", "00"), ("trailing_space", "0 ")):
         yield f"external_offset_{name}.onnx", external_offset(offset), "is not a non-negative decimal integer"
 
