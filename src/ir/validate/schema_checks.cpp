@@ -60,35 +60,37 @@ schema_in_force find_schema(const node& n, std::int64_t opset) {
   return found;
 }
 
-/// What `OpSchema::Verify` reads of a node: names, counts, attribute kinds and values, with
-/// empty stand-ins for tensors and graphs (checked elsewhere).
+/// One attribute as `OpSchema::Verify` reads it: name, type and values, with empty
+/// stand-ins for tensors and graphs (checked elsewhere).
+void add_attribute_view(const attribute& a, onnx::AttributeProto& ap) {
+  ap.set_name(a.name);
+  if (a.kind == attribute_kind::undefined) return;
+  ap.set_type(static_cast<onnx::AttributeProto::AttributeType>(a.kind));
+  switch (a.kind) {
+    case attribute_kind::f: ap.set_f(a.f); break;
+    case attribute_kind::i: ap.set_i(a.i); break;
+    case attribute_kind::s: ap.set_s(a.s); break;
+    case attribute_kind::t: ap.mutable_t(); break;
+    case attribute_kind::g: ap.mutable_g(); break;
+    case attribute_kind::sparse_tensor: ap.mutable_sparse_tensor(); break;
+    case attribute_kind::type_proto: ap.mutable_tp(); break;
+    default: break;
+  }
+  for (float v : a.floats) ap.add_floats(v);
+  for (std::int64_t v : a.ints) ap.add_ints(v);
+  for (const std::string& v : a.strings) ap.add_strings(v);
+  if (a.kind == attribute_kind::tensors) for (std::size_t k = 0; k < a.tensors.size(); ++k) ap.add_tensors();
+  if (a.kind == attribute_kind::graphs) for (std::size_t k = 0; k < a.graphs.size(); ++k) ap.add_graphs();
+}
+
+/// What `OpSchema::Verify` reads of a node: names, counts and attributes.
 onnx::NodeProto schema_view(const node& n) {
   onnx::NodeProto np;
   np.set_name(n.name());
   np.set_op_type(n.op_type());
   for (const value* v : n.inputs()) np.add_input(v ? v->name() : std::string());
   for (const value* v : n.outputs()) np.add_output(v ? v->name() : std::string());
-  for (const attribute& a : n.attributes()) {
-    onnx::AttributeProto& ap = *np.add_attribute();
-    ap.set_name(a.name);
-    if (a.kind == attribute_kind::undefined) continue;
-    ap.set_type(static_cast<onnx::AttributeProto::AttributeType>(a.kind));
-    switch (a.kind) {
-      case attribute_kind::f: ap.set_f(a.f); break;
-      case attribute_kind::i: ap.set_i(a.i); break;
-      case attribute_kind::s: ap.set_s(a.s); break;
-      case attribute_kind::t: ap.mutable_t(); break;
-      case attribute_kind::g: ap.mutable_g(); break;
-      case attribute_kind::sparse_tensor: ap.mutable_sparse_tensor(); break;
-      case attribute_kind::type_proto: ap.mutable_tp(); break;
-      default: break;
-    }
-    for (float v : a.floats) ap.add_floats(v);
-    for (std::int64_t v : a.ints) ap.add_ints(v);
-    for (const std::string& v : a.strings) ap.add_strings(v);
-    if (a.kind == attribute_kind::tensors) for (std::size_t k = 0; k < a.tensors.size(); ++k) ap.add_tensors();
-    if (a.kind == attribute_kind::graphs) for (std::size_t k = 0; k < a.graphs.size(); ++k) ap.add_graphs();
-  }
+  for (const attribute& a : n.attributes()) add_attribute_view(a, *np.add_attribute());
   return np;
 }
 

@@ -26,6 +26,15 @@ data_type elem_of(const value* v) {
   return v && v->type() && v->type()->is_tensor ? v->type()->elem_type : data_type::undefined;
 }
 
+/// An If's condition is one boolean; a static shape must say one element.
+void check_condition(const node& n) {
+  const value* cond = n.inputs().empty() ? nullptr : n.inputs()[0];
+  if (!cond || !cond->type() || !cond->type()->has_static_shape()) return;
+  bool one = true;
+  for (const dim& d : *cond->type()->dims) one = one && d.value() == 1;
+  if (!one) refuse(n, "its condition '" + cond->name() + "' (" + to_string(cond->type()->dims) + ") must have one element");
+}
+
 void check_if(const node& n) {
   const graph* then_branch = body(n, "then_branch");
   const graph* else_branch = body(n, "else_branch");
@@ -40,12 +49,7 @@ void check_if(const node& n) {
                     std::string(to_string(b)));
     }
   }
-  const value* cond = n.inputs().empty() ? nullptr : n.inputs()[0];
-  if (cond && cond->type() && cond->type()->has_static_shape()) {
-    bool one = true;
-    for (const dim& d : *cond->type()->dims) one = one && d.value() == 1;
-    if (!one) refuse(n, "its condition '" + cond->name() + "' (" + to_string(cond->type()->dims) + ") must have one element");
-  }
+  check_condition(n);
 }
 
 void check_loop(const node& n) {
