@@ -228,18 +228,24 @@ struct graph_writer {
     for (node* n : g.nodes()) write_node(*n, node_names[k++], *gp.add_node());
     for (value* v : g.outputs()) write_info(*v, *gp.add_output());
     for (value* v : ga::value_info_order(g)) {
-      if (!v->is_dead() && ga::in_value_info(*v)) write_info(*v, *gp.add_value_info());
+      if (!v->is_dead() && ga::in_value_info(*v) && !lacks_element_type(*v)) write_info(*v, *gp.add_value_info());
     }
     // Types that passes or builders gave to node outputs are written too, after the loaded
     // entries (a loaded value without value_info has no type, so round trips are unchanged).
     for (node* n : g.nodes()) {
       for (value* v : n->outputs()) {
-        // An element type nobody knows is no type: onnxruntime refuses elem_type 0.
-        const bool typed = v && v->type() && (!v->type()->is_tensor || v->type()->elem_type != data_type::undefined);
-        if (typed && !ga::in_value_info(*v) && !v->is_graph_output()) write_info(*v, *gp.add_value_info());
+        if (v && v->type() && !lacks_element_type(*v) && !ga::in_value_info(*v) && !v->is_graph_output()) {
+          write_info(*v, *gp.add_value_info());
+        }
       }
     }
     for (auto& vi : stray) *gp.add_value_info() = std::move(vi);
+  }
+
+  /// A tensor type without an element type (what shape inference leaves where it knows a
+  /// rank and no type) is written as no type: onnxruntime refuses elem_type 0.
+  static bool lacks_element_type(const value& v) {
+    return v.type() && v.type()->is_tensor && v.type()->elem_type == data_type::undefined;
   }
 
   static void write_info(const value& v, onnx::ValueInfoProto& vi) {
@@ -247,7 +253,7 @@ struct graph_writer {
     set_if_changed(vi, &onnx::ValueInfoProto::has_name, &onnx::ValueInfoProto::name,
                    static_cast<void (onnx::ValueInfoProto::*)(const std::string&)>(&onnx::ValueInfoProto::set_name),
                    v.name());
-    if (!v.type()) {
+    if (!v.type() || lacks_element_type(v)) {
       vi.clear_type();
     } else if (!(vi.has_type() && same_type_projection(vi.type(), *v.type()))) {
       if (v.type()->is_tensor) {

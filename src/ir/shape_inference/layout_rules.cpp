@@ -159,16 +159,21 @@ void slice(inference_context& ctx) {
   }
   value_facts result{ctx.input(0).elem, out, std::nullopt};
   const auto& values = ctx.input(0).values;
-  if (values && in->size() == 1 && out[0].constant()) {
+  if (values && in->size() == 1 && out[0].constant() && !bounds->starts.empty()) {
     // A slice of a shape vector: the kept elements, when the bounds are numbers.
     const auto start = bounds->starts[0].constant();
     const std::int64_t n = static_cast<std::int64_t>(values->size()), step = bounds->steps[0];
     if (start) {
       std::int64_t s = *start < 0 ? *start + n : *start;
       s = step > 0 ? std::clamp<std::int64_t>(s, 0, n) : std::clamp<std::int64_t>(s, 0, n - 1);
+      // Values that disagree with the dims (a hostile value_info) are left untracked.
       std::vector<sym_dim> kept;
-      for (std::int64_t i = 0; i < *out[0].constant(); ++i) kept.push_back((*values)[s + i * step]);
-      result.values = std::move(kept);
+      for (std::int64_t i = 0; i < *out[0].constant(); ++i) {
+        const __int128 at = static_cast<__int128>(s) + static_cast<__int128>(i) * step;  // a hostile step overflows int64
+        if (at < 0 || at >= n) break;
+        kept.push_back((*values)[static_cast<std::size_t>(at)]);
+      }
+      if (static_cast<std::int64_t>(kept.size()) == *out[0].constant()) result.values = std::move(kept);
     }
   }
   ctx.set_output(0, std::move(result));

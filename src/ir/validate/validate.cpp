@@ -75,6 +75,21 @@ void check_tensor_sizes(const graph& g, const model_limits& limits) {
   }
 }
 
+/// Declared tensor types name an element type ONNX defines (onnxruntime refuses 0 and
+/// codes past the enum).
+void check_declared_element_types(const graph& g) {
+  for (const value* v : g.values()) {
+    if (!v->type() || !v->type()->is_tensor) continue;
+    const auto code = static_cast<std::int32_t>(v->type()->elem_type);
+    if (code <= 0 || code > static_cast<std::int32_t>(data_type::int4)) {
+      refuse("value '" + v->name() + "' declares element type " + std::to_string(code) + ", which is not an ONNX type");
+    }
+  }
+  for (const node* n : g.nodes()) {
+    for (const graph* sub : n->subgraphs()) check_declared_element_types(*sub);
+  }
+}
+
 /// Initializers hold a defined element type ONNX knows; the loader carries any other as
 /// opaque bytes, and nothing downstream could read them.
 void check_initializer_types(const graph& g) {
@@ -116,9 +131,13 @@ void validate(const model& m, const model_limits& limits) {
   check_sizes(m.graph(), limits, 0);
   check_tensor_sizes(m.graph(), limits);
   check_initializer_types(m.graph());
+  check_declared_element_types(m.graph());
   if (auto problems = find_problems(m.graph()); !problems.empty()) refuse(problems.front());
   const std::int64_t opset = m.opset("").value_or(0);
   for_each_node(m.graph(), [&](const node& n) {
+    if (!n.is_onnx_domain() && !m.opset(n.domain())) {
+      refuse("node " + n.describe() + " is in domain '" + n.domain() + "', which the model does not import");
+    }
     validation::check_schema(n, opset);
     validation::check_attribute_ranges(n);
   });

@@ -114,8 +114,11 @@ template <class T>
 T to_output(double v) {
   if constexpr (std::is_integral_v<T>) {
     if (std::isnan(v)) return T{0};
-    return static_cast<T>(std::clamp(std::trunc(v), static_cast<double>(std::numeric_limits<T>::lowest()),
-                                     static_cast<double>(std::numeric_limits<T>::max())));
+    // The bounds compare as doubles; 2^63 and 2^64 round up, so the ends saturate by hand.
+    const double t = std::trunc(v);
+    if (t <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (t >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(t);
   } else if constexpr (std::is_same_v<T, double>) {
     return v;
   } else {

@@ -206,7 +206,7 @@ def main():
             kept = [line.rstrip("\n").split("\t", 1) for line in f if line.strip() and not line.startswith("#")]
         kept = [row for row in kept if row[0] not in names]
     with open(manifest, "w") as f:
-        f.write("# file\tphrase its one error line contains (every command)\n")
+        f.write("# file\tphrase its one error line contains (every command); * for a valid model no command may crash on\n")
         for name, phrase in generated + [tuple(row) for row in kept]:
             f.write(f"{name}\t{phrase}\n")
 
