@@ -150,9 +150,13 @@ void gemm(inference_context& ctx) {
   const sym_shape* a = ctx.dims(0);
   const sym_shape* b = ctx.dims(1);
   const node& n = ctx.node();
-  ctx.set_output_like(0, 0, a && b ? std::optional(gemm_shape<sym_dim>(*a, *b, n.attr_int("transA", 0) != 0,
-                                                                       n.attr_int("transB", 0) != 0))
-                                   : std::nullopt);
+  const bool trans_a = n.attr_int("transA", 0) != 0, trans_b = n.attr_int("transB", 0) != 0;
+  if (a && b) return ctx.set_output_like(0, 0, gemm_shape<sym_dim>(*a, *b, trans_a, trans_b));
+  // Gemm is always 2-D: a known operand still gives its side of the result, so the next
+  // node can check its inner dimension.
+  const sym_dim rows = a && a->size() == 2 ? (*a)[trans_a ? 1 : 0] : sym_dim{};
+  const sym_dim cols = b && b->size() == 2 ? (*b)[trans_b ? 0 : 1] : sym_dim{};
+  ctx.set_output_like(0, 0, sym_shape{rows, cols});
 }
 
 /// inferopt.BlockSparseMatMul: X [..., K] -> [..., cols] (docs/SPARSE_OPS.md).

@@ -37,7 +37,8 @@ void check_subgraph_interfaces(const node& n);
 
 /// Axis attributes against the rank of the input they index (as shape inference left it):
 /// Softmax's axis, Concat's, Gather's, Flatten's, the axes lists of the reductions and of
-/// Squeeze/Unsqueeze before opset 13, Transpose's perm length. Unknown ranks are not judged.
+/// Squeeze/Unsqueeze before opset 13, Transpose's perm length; and Resize's scales or sizes,
+/// not both. Unknown ranks are not judged.
 void check_axes_against_ranks(const node& n);
 
 }  // namespace inferopt::ir::validation

@@ -59,8 +59,23 @@ const std::unordered_map<std::string_view, std::string_view>& axis_attributes() 
 
 }  // namespace
 
+/// Resize takes scales or sizes, not both (an empty tensor counts as absent).
+void check_resize_operands(const node& n) {
+  const auto given = [&](std::size_t i) {
+    if (i >= n.inputs().size() || !n.inputs()[i]) return false;
+    const auto& t = n.inputs()[i]->type();
+    if (!t || !t->has_static_shape()) return true;
+    for (const dim& d : *t->dims) {
+      if (d.value() == 0) return false;
+    }
+    return true;
+  };
+  if (given(2) && given(3)) refuse(n, "give Resize scales or sizes, not both");
+}
+
 void check_axes_against_ranks(const node& n) {
   if (!n.is_onnx_domain()) return;
+  if (n.op_type() == "Resize") check_resize_operands(n);
   const auto rank = rank_of(n, 0);
   if (!rank) return;
   if (n.op_type() == "Transpose") {

@@ -225,7 +225,45 @@ const std::unordered_map<std::string_view, io_counts>& newer_counts() {
   return table;
 }
 
-void check_newer_counts(const node& n) {
+bool is_reduction(const node& n) { return n.op_type().rfind("Reduce", 0) == 0; }
+
+/// Ops whose inputs may be sequences, optionals or anything at all.
+bool takes_any_value(const node& n) {
+  return n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan" || n.op_type() == "Identity";
+}
+
+/// The input that holds axes, pads, shapes or counts (int64 in every definition), or none.
+std::optional<std::size_t> index_input(const node& n) {
+  if (is_reduction(n) || n.op_type() == "Squeeze" || n.op_type() == "Unsqueeze" || n.op_type() == "Split" ||
+      n.op_type() == "Pad" || n.op_type() == "Reshape" || n.op_type() == "TopK") {
+    return 1;
+  }
+  if (n.op_type() == "ConstantOfShape") return 0;
+  return std::nullopt;
+}
+
+/// Element types for the definitions newer than the library, where no schema speaks: plain
+/// tensors for every op but the control-flow ones, and int64 for the index inputs.
+void check_newer_types(const node& n) {
+  if (!newer_counts().count(n.op_type()) || takes_any_value(n)) return;
+  const auto check = [&](std::span<value* const> values, const char* role) {
+    for (const value* v : values) {
+      if (v && v->type() && !v->type()->is_tensor) refuse(n, std::string(role) + " '" + v->name() + "' is not a tensor");
+    }
+  };
+  check(n.inputs(), "input");
+  check(n.outputs(), "output");
+  const auto index = index_input(n);
+  if (!index || *index >= n.inputs().size() || !n.inputs()[*index] || !n.inputs()[*index]->type()) return;
+  const data_type t = n.inputs()[*index]->type()->elem_type;
+  if (t != data_type::undefined && t != data_type::int64) {
+    refuse(n, "input '" + n.inputs()[*index]->name() + "' is " + std::string(to_string(t)) + " but must be int64");
+  }
+}
+
+void check_newer_counts(const node& n, std::int64_t opset) {
+  // Reductions took their axes as an attribute until opset 18 (ReduceSum until 13).
+  if (is_reduction(n) && opset >= 18 && n.find_attribute("axes")) refuse(n, "attribute 'axes' is an input since opset 18");
   auto it = newer_counts().find(n.op_type());
   if (it == newer_counts().end()) return;
   const io_counts& c = it->second;
@@ -244,7 +282,7 @@ void check_schema(const node& n, std::int64_t opset) {
   check_attribute_types_present(n);
   const schema_in_force s = find_schema(n, opset);
   if (!s.schema) {
-    if (n.is_onnx_domain() && opset > library_newest_opset()) check_newer_counts(n);
+    if (n.is_onnx_domain() && opset > library_newest_opset()) check_newer_counts(n, opset);
     return;
   }
   try {
@@ -256,7 +294,10 @@ void check_schema(const node& n, std::int64_t opset) {
 
 void check_type_constraints(const node& n, std::int64_t opset) {
   const schema_in_force s = find_schema(n, opset);
-  if (!s.schema) return;
+  if (!s.schema) {
+    if (n.is_onnx_domain() && opset > library_newest_opset()) check_newer_types(n);
+    return;
+  }
   type_binder binder(n, s);
   binder.check(n.inputs(), s.schema->inputs(), "input");
   binder.check(n.outputs(), s.schema->outputs(), "output");
