@@ -48,4 +48,10 @@ echo "== inferopt prune on a trained digits CNN, BatchNormalization recalibrated
 build/bin/inferopt prune tests/data/digits/digits_cnn.onnx -o "$out/digits_cnn.pruned.onnx" --ratio 0.3 --round-to 1 \
   --calib-dir tests/data/digits/calib --report "$out/prune_report.json"
 echo
+echo "== hostile input: every command validates first (a MaxPool with a zero stride; exit 2, one line) =="
+if build/bin/inferopt optimize tests/fuzz/regressions/zero_stride_maxpool.onnx -o "$out/refused.onnx"; then
+  echo "quickstart: the hostile model was accepted" >&2
+  exit 1
+fi
+echo
 echo "reports: $out/report.json $out/quant_report.json $out/prune_report.json"

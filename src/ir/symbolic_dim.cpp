@@ -143,7 +143,8 @@ std::string sym_dim::str() const {
   auto append = [&](const monomial& m, std::int64_t c) {
     if (c < 0) out += '-';
     else if (!out.empty()) out += '+';
-    const std::int64_t magnitude = c < 0 ? -c : c;
+    // Unsigned, so that -2^63 has a magnitude too.
+    const std::uint64_t magnitude = c < 0 ? 0 - static_cast<std::uint64_t>(c) : static_cast<std::uint64_t>(c);
     if (m.empty() || magnitude != 1) out += std::to_string(magnitude);
     for (std::size_t i = 0; i < m.size(); ++i) {
       if (i > 0 || magnitude != 1) out += '*';

@@ -181,7 +181,10 @@ class OrtProbe:
                 rc = self.child.returncode
                 why = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit {rc}"
                 return self._lost("crash", f"onnxruntime died: {why}", loaded)
-            message = json.loads(line)
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue  # something onnxruntime itself printed to stdout, not our reply
             if "loaded" not in message:
                 return message
             loaded = True
