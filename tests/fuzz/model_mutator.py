@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import google.protobuf.message
 import onnx
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
@@ -740,7 +741,10 @@ def mutate(seed_bytes, rng, count, kinds=ALL_KINDS, types=None):
             if kind in WIRE_MUTATIONS and not wire_kinds:
                 wire_kinds.append(kind)
                 break
-            detail = MUTATIONS[kind](model, ctx) if kind in MUTATIONS else None
+            try:
+                detail = MUTATIONS[kind](model, ctx) if kind in MUTATIONS else None
+            except google.protobuf.message.DecodeError:
+                detail = None  # nested past what the python protobuf can hold: try another kind
             if detail is not None:
                 applied.append((kind, detail))
                 break
