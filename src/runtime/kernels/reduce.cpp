@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "elementwise_types.hpp"
 #include "shape_common.hpp"
 
 namespace inferopt::runtime {
@@ -113,12 +114,7 @@ bool is_nan(A v) {
 template <class T>
 T to_output(double v) {
   if constexpr (std::is_integral_v<T>) {
-    if (std::isnan(v)) return T{0};
-    // The bounds compare as doubles; 2^63 and 2^64 round up, so the ends saturate by hand.
-    const double t = std::trunc(v);
-    if (t <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (t >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(t);
+    return elementwise::float_to_integer<T>(v);
   } else if constexpr (std::is_same_v<T, double>) {
     return v;
   } else {
