@@ -6,15 +6,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "inferopt/core/error.hpp"
-
-namespace {
-
-std::string one_line(std::string s) {
-  for (char& c : s) c = (c == '\n' || c == '\r') ? ' ' : c;
-  return s;
-}
-
-}  // namespace
+#include "inferopt/core/printable.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"inferopt: make ONNX models faster and prove they kept their numbers"};
@@ -39,7 +31,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    std::cerr << "inferopt: error: " << one_line(e.what()) << " (see --help)\n";
+    std::cerr << "inferopt: error: " << inferopt::printable(e.what()) << " (see --help)\n";
     return inferopt::cli::exit_bad_input;
   }
   try {
@@ -49,7 +41,7 @@ int main(int argc, char** argv) {
     return inferopt::cli::exit_bad_input;
   } catch (const std::exception& e) {
     const inferopt::error failure = inferopt::as_error(e);
-    std::cerr << "inferopt: error: " << one_line(failure.what()) << '\n';
+    std::cerr << "inferopt: error: " << inferopt::printable(failure.what()) << '\n';
     return inferopt::cli::exit_code_for(failure.code());
   } catch (...) {
     std::cerr << "inferopt: error: an exception of unknown type\n";

@@ -17,7 +17,7 @@ struct graph_access {
   static bool& in_value_info(value& v) { return v.in_value_info_; }
   static std::vector<value*>& value_info_order(graph& g) { return g.value_info_order_; }
   static const std::vector<value*>& value_info_order(const graph& g) { return g.value_info_order_; }
-  static std::size_t& function_count(model& m) { return m.function_count_; }
+  static std::vector<function_id>& local_functions(model& m) { return m.local_functions_; }
   static void set_parent(graph& g, graph& parent, node* parent_node) { parent.adopt(g, parent_node); }
   static value* new_value(graph& g, std::string name, value_origin origin) { return g.new_value(std::move(name), origin); }
   static void set_origin(value& v, value_origin o) { v.origin_ = o; }

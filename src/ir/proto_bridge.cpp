@@ -385,7 +385,7 @@ model model_from_proto(onnx::ModelProto& mp, const external_source& ext) {
   m.model_version = mp.model_version();
   m.doc_string = mp.doc_string();
   for (const auto& kv : mp.metadata_props()) m.metadata.emplace_back(kv.key(), kv.value());
-  ga::function_count(m) = static_cast<std::size_t>(mp.functions_size());
+  for (const auto& f : mp.functions()) ga::local_functions(m).push_back({f.domain(), f.name()});
   graph_loader loader{ext};
   loader.load(*mp.mutable_graph(), m.graph());
   mp.clear_graph();

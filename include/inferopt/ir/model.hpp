@@ -12,6 +12,13 @@
 
 namespace inferopt::ir {
 
+/// The name a node calls a model-local function by.
+struct function_id {
+  std::string domain;
+  std::string name;
+  friend bool operator==(const function_id&, const function_id&) = default;
+};
+
 struct opset_import {
   std::string domain;  ///< "" is the default ONNX domain
   std::int64_t version = 0;
@@ -50,7 +57,7 @@ class model {
     copy.doc_string = doc_string;
     copy.metadata = metadata;
     copy.graph_ = graph_->clone();
-    copy.function_count_ = function_count_;
+    copy.local_functions_ = local_functions_;
     copy.residual_ = residual_;
     return copy;
   }
@@ -69,13 +76,20 @@ class model {
     }
     return std::nullopt;
   }
-  /// Model-local functions, kept opaque.
-  [[nodiscard]] std::size_t function_count() const noexcept { return function_count_; }
+  /// Model-local functions, kept opaque: their bodies stay in the residual, their names are
+  /// here so that a node calling one is known for what it is.
+  [[nodiscard]] std::size_t function_count() const noexcept { return local_functions_.size(); }
+  [[nodiscard]] bool has_local_function(std::string_view domain_name, std::string_view name) const {
+    for (const function_id& f : local_functions_) {
+      if (f.domain == domain_name && f.name == name) return true;
+    }
+    return false;
+  }
 
  private:
   friend struct graph_access;
   std::unique_ptr<ir::graph> graph_;
-  std::size_t function_count_ = 0;
+  std::vector<function_id> local_functions_;
   std::string residual_;  // serialized ModelProto minus the graph and the modelled fields
 };
 

@@ -15,9 +15,10 @@ namespace inferopt::ir::validation {
   throw error(errc::invalid_model, "node " + n.describe() + ": " + what);
 }
 
-/// Input and output counts, attribute names, types and presence against the op's schema in
-/// force at `opset` (ONNX's registry), for default-domain ops whose definition at `opset` the
-/// linked ONNX library knows. An op the opset does not define is refused.
+/// Input and output counts, attribute names, types and presence, and required inputs given,
+/// against the op's schema in force at `opset` (ONNX's registry up to the library's newest
+/// opset, the generated table of newer definitions after it), for default-domain ops. An op
+/// the opset does not define is refused.
 void check_schema(const node& n, std::int64_t opset);
 
 /// Attribute values the schemas cannot express: strides, dilations and kernel sizes above 0,
@@ -38,7 +39,7 @@ void check_subgraph_interfaces(const node& n);
 /// Axis attributes against the rank of the input they index (as shape inference left it):
 /// Softmax's axis, Concat's, Gather's, Flatten's, the axes lists of the reductions and of
 /// Squeeze/Unsqueeze before opset 13, Transpose's perm length; and Resize's scales or sizes,
-/// not both. Unknown ranks are not judged.
+/// not both, with an entry per resized axis. Unknown ranks are not judged.
 void check_axes_against_ranks(const node& n);
 
 }  // namespace inferopt::ir::validation

@@ -1,6 +1,7 @@
 // Axis attributes against the rank of what they index. Shapes come first (inference on a
 // copy), so these run after it; a rank still unknown is not judged.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -59,24 +60,31 @@ const std::unordered_map<std::string_view, std::string_view>& axis_attributes() 
 
 }  // namespace
 
-/// Resize takes scales or sizes, not both (an empty tensor counts as absent).
-void check_resize_operands(const node& n) {
-  const auto given = [&](std::size_t i) {
-    if (i >= n.inputs().size() || !n.inputs()[i]) return false;
+/// Resize takes scales or sizes, not both (an empty tensor counts as absent), and the one it
+/// takes has an entry per axis it resizes: every axis of X, or those `axes` lists.
+void check_resize_operands(const node& n, std::optional<std::int64_t> rank) {
+  const auto length = [&](std::size_t i) -> std::optional<std::int64_t> {
+    if (i >= n.inputs().size() || !n.inputs()[i]) return 0;
     const auto& t = n.inputs()[i]->type();
-    if (!t || !t->has_static_shape()) return true;
-    for (const dim& d : *t->dims) {
-      if (d.value() == 0) return false;
-    }
-    return true;
+    if (!t || !t->has_static_shape() || t->dims->size() != 1) return std::nullopt;
+    return (*t->dims)[0].value();
   };
-  if (given(2) && given(3)) refuse(n, "give Resize scales or sizes, not both");
+  const auto scales = length(2), sizes = length(3);
+  if (scales != 0 && sizes != 0) refuse(n, "give Resize scales or sizes, not both");
+  const attribute* axes = n.find_attribute("axes");
+  const std::optional<std::int64_t> wanted = axes ? std::optional<std::int64_t>(static_cast<std::int64_t>(axes->ints.size())) : rank;
+  for (auto [what, given] : {std::pair{"scales", scales}, std::pair{"sizes", sizes}}) {
+    if (wanted && given && *given != 0 && *given != *wanted) {
+      refuse(n, std::string(what) + " has " + std::to_string(*given) + " entries but Resize resizes " + std::to_string(*wanted) +
+                    " axes");
+    }
+  }
 }
 
 void check_axes_against_ranks(const node& n) {
   if (!n.is_onnx_domain()) return;
-  if (n.op_type() == "Resize") check_resize_operands(n);
   const auto rank = rank_of(n, 0);
+  if (n.op_type() == "Resize") check_resize_operands(n, rank);
   if (!rank) return;
   if (n.op_type() == "Transpose") {
     const attribute* perm = n.find_attribute("perm");

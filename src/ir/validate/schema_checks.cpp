@@ -1,13 +1,10 @@
 // Nodes against ONNX's operator schemas: counts, attributes and type constraints.
 //
-// The linked ONNX library knows opsets up to its own newest; a model at a newer opset is
-// checked against the library's schema only where our table of definition changes
-// (ir/opset/op_history) says nothing but element types changed since, and the types those
-// later definitions added are allowed on top of the library's.
+// The linked ONNX library knows opsets up to its own newest; definitions introduced after it
+// come from a table generated from ONNX's Python package (newer_schemas.inc), built into
+// the library's schema type so that one code path checks both.
 
-#include <limits>
 #include <map>
-#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -20,7 +17,7 @@
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/value.hpp"
-#include "../opset/op_history.hpp"
+#include "newer_schemas.hpp"
 
 namespace inferopt::ir::validation {
 namespace {
@@ -34,30 +31,24 @@ std::int64_t library_newest_opset() {
   return newest;
 }
 
-/// The schema that describes `n` at `opset`, and the element types definitions newer than
-/// the library added; no schema when the library cannot speak for that definition.
+/// The schema that describes `n` at `opset`: the library's for the opsets it knows, the
+/// generated table's for definitions introduced after, and the library's newest where the
+/// op has not changed since. An op the opset does not define is refused.
 struct schema_in_force {
   const onnx::OpSchema* schema = nullptr;
-  std::vector<data_type> newer_types;
+  /// Per type variable, element types the library cannot name; null for the library's own.
+  const std::map<std::string, std::vector<data_type>, std::less<>>* newer_types = nullptr;
 };
 
 schema_in_force find_schema(const node& n, std::int64_t opset) {
   if (!n.is_onnx_domain() || opset <= 0) return {};
   const std::int64_t newest = library_newest_opset();
+  if (opset > newest) {
+    if (const newer_definition* d = find_newer_definition(n.op_type(), opset)) return {&d->schema, &d->newer_types};
+  }
   const auto* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(std::min(opset, newest)), "");
-  if (opset <= newest) {
-    if (!schema) refuse(n, "ai.onnx opset " + std::to_string(opset) + " has no operator '" + n.op_type() + "'");
-    return {schema, {}};
-  }
-  const opset::op_history* history = opset::find_history(n.op_type());
-  if (!schema || !history) return {};
-  schema_in_force found{schema, {}};
-  for (const opset::definition& d : history->definitions) {
-    if (d.since <= newest || d.since > opset) continue;
-    if (!d.changes.empty() || d.deprecated) return {};
-    found.newer_types.insert(found.newer_types.end(), d.types_added.begin(), d.types_added.end());
-  }
-  return found;
+  if (!schema) refuse(n, "ai.onnx opset " + std::to_string(opset) + " has no operator '" + n.op_type() + "'");
+  return {schema, nullptr};
 }
 
 /// One attribute as `OpSchema::Verify` reads it: name, type and values, with empty
@@ -123,14 +114,18 @@ struct allowed_types {
   [[nodiscard]] bool allows(data_type t) const { return std::find(elements.begin(), elements.end(), t) != elements.end(); }
 };
 
-allowed_types allowed_by(const onnx::OpSchema::FormalParameter& p, const std::vector<data_type>& newer) {
+allowed_types allowed_by(const onnx::OpSchema::FormalParameter& p, const schema_in_force& s) {
   allowed_types out;
   for (const onnx::DataType& t : p.GetTypes()) {
     auto it = tensor_types().find(t);
     if (it != tensor_types().end()) out.elements.push_back(it->second);
     else out.takes_non_tensors = true;
   }
-  out.elements.insert(out.elements.end(), newer.begin(), newer.end());
+  if (s.newer_types) {
+    if (auto it = s.newer_types->find(p.GetTypeStr()); it != s.newer_types->end()) {
+      out.elements.insert(out.elements.end(), it->second.begin(), it->second.end());
+    }
+  }
   return out;
 }
 
@@ -151,14 +146,15 @@ class type_binder {
 
  private:
   void check_value(const value& v, const onnx::OpSchema::FormalParameter& formal, const char* role) {
-    if (!v.type()) return;
-    const allowed_types allowed = allowed_by(formal, s_.newer_types);
+    // An initializer is a tensor of its own element type, declared or not.
+    if (!v.type() && !v.is_initializer()) return;
+    const allowed_types allowed = allowed_by(formal, s_);
     const std::string subject = std::string(role) + " '" + v.name() + "'";
-    if (!v.type()->is_tensor) {
+    if (!v.is_initializer() && !v.type()->is_tensor) {
       if (!allowed.takes_non_tensors) refuse(n_, subject + " is not a tensor, but " + formal.GetName() + " of " + n_.op_type() + " must be one");
       return;
     }
-    const data_type t = v.type()->elem_type;
+    const data_type t = v.is_initializer() ? v.initializer()->dtype : v.type()->elem_type;
     if (t == data_type::undefined || allowed.takes_non_tensors) return;
     if (!allowed.allows(t)) {
       refuse(n_, subject + " is " + std::string(to_string(t)) + ", a type " + n_.op_type() + " does not take for " +
@@ -192,87 +188,16 @@ void check_attribute_types_present(const node& n) {
   }
 }
 
-/// Input and output counts of the definitions newer than the linked ONNX library knows, for
-/// the ops whose inputs or attributes changed there (element-type-only changes are checked
-/// through the library's schema). The widest count over those definitions.
-struct io_counts {
-  std::size_t min_inputs, max_inputs, min_outputs, max_outputs;
-};
-
-const std::unordered_map<std::string_view, io_counts>& newer_counts() {
-  constexpr std::size_t many = std::numeric_limits<std::size_t>::max();
-  static const std::unordered_map<std::string_view, io_counts> table = [] {
-    std::unordered_map<std::string_view, io_counts> t{
-        {"Split", {1, 2, 1, many}},         {"Pad", {2, 4, 1, 1}},          {"Resize", {1, 4, 1, 1}},
-        {"AveragePool", {1, 1, 1, 1}},      {"MaxPool", {1, 1, 1, 2}},      {"LpPool", {1, 1, 1, 1}},
-        {"GroupNormalization", {3, 3, 1, 1}}, {"Col2Im", {3, 3, 1, 1}},     {"ScatterElements", {3, 3, 1, 1}},
-        {"ScatterND", {3, 3, 1, 1}},        {"Cast", {1, 1, 1, 1}},         {"CastLike", {2, 2, 1, 1}},
-        {"ConstantOfShape", {1, 1, 1, 1}},  {"Constant", {0, 0, 1, 1}},     {"Identity", {1, 1, 1, 1}},
-        {"Reshape", {2, 2, 1, 1}},          {"Shape", {1, 1, 1, 1}},        {"Size", {1, 1, 1, 1}},
-        {"Flatten", {1, 1, 1, 1}},          {"Transpose", {1, 1, 1, 1}},    {"Squeeze", {1, 2, 1, 1}},
-        {"Unsqueeze", {2, 2, 1, 1}},        {"QuantizeLinear", {2, 3, 1, 1}}, {"DequantizeLinear", {2, 3, 1, 1}},
-        {"Equal", {2, 2, 1, 1}},            {"DeformConv", {3, 5, 1, 1}},   {"Gelu", {1, 1, 1, 1}},
-        {"If", {1, 1, 1, many}},            {"Loop", {2, many, 1, many}},   {"Scan", {1, many, 1, many}},
-        {"RMSNormalization", {2, 2, 1, 1}}, {"RotaryEmbedding", {3, 4, 1, 1}}, {"Attention", {3, 6, 1, 4}},
-        {"TopK", {2, 2, 2, 2}},
-    };
-    for (std::string_view reduce : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-                                    "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
-      t.emplace(reduce, io_counts{1, 2, 1, 1});
+/// An empty name stands for an omitted input, which only an optional formal allows (the
+/// library's `Verify` lets an empty variadic input through; onnxruntime refuses it).
+void check_required_inputs(const node& n, const onnx::OpSchema& schema) {
+  const auto& formals = schema.inputs();
+  for (std::size_t i = 0; i < n.inputs().size() && !formals.empty(); ++i) {
+    if (n.inputs()[i]) continue;
+    const auto& formal = formals[std::min(i, formals.size() - 1)];
+    if (formal.GetOption() != onnx::OpSchema::Optional) {
+      refuse(n, "input " + std::to_string(i) + " (" + formal.GetName() + ") is required but empty");
     }
-    return t;
-  }();
-  return table;
-}
-
-bool is_reduction(const node& n) { return n.op_type().rfind("Reduce", 0) == 0; }
-
-/// Ops whose inputs may be sequences, optionals or anything at all.
-bool takes_any_value(const node& n) {
-  return n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan" || n.op_type() == "Identity";
-}
-
-/// The input that holds axes, pads, shapes or counts (int64 in every definition), or none.
-std::optional<std::size_t> index_input(const node& n) {
-  if (is_reduction(n) || n.op_type() == "Squeeze" || n.op_type() == "Unsqueeze" || n.op_type() == "Split" ||
-      n.op_type() == "Pad" || n.op_type() == "Reshape" || n.op_type() == "TopK") {
-    return 1;
-  }
-  if (n.op_type() == "ConstantOfShape") return 0;
-  return std::nullopt;
-}
-
-/// Element types for the definitions newer than the library, where no schema speaks: plain
-/// tensors for every op but the control-flow ones, and int64 for the index inputs.
-void check_newer_types(const node& n) {
-  if (!newer_counts().count(n.op_type()) || takes_any_value(n)) return;
-  const auto check = [&](std::span<value* const> values, const char* role) {
-    for (const value* v : values) {
-      if (v && v->type() && !v->type()->is_tensor) refuse(n, std::string(role) + " '" + v->name() + "' is not a tensor");
-    }
-  };
-  check(n.inputs(), "input");
-  check(n.outputs(), "output");
-  const auto index = index_input(n);
-  if (!index || *index >= n.inputs().size() || !n.inputs()[*index] || !n.inputs()[*index]->type()) return;
-  const data_type t = n.inputs()[*index]->type()->elem_type;
-  if (t != data_type::undefined && t != data_type::int64) {
-    refuse(n, "input '" + n.inputs()[*index]->name() + "' is " + std::string(to_string(t)) + " but must be int64");
-  }
-}
-
-void check_newer_counts(const node& n, std::int64_t opset) {
-  // Reductions took their axes as an attribute until opset 18 (ReduceSum until 13).
-  if (is_reduction(n) && opset >= 18 && n.find_attribute("axes")) refuse(n, "attribute 'axes' is an input since opset 18");
-  auto it = newer_counts().find(n.op_type());
-  if (it == newer_counts().end()) return;
-  const io_counts& c = it->second;
-  const auto within = [](std::size_t k, std::size_t lo, std::size_t hi) { return k >= lo && k <= hi; };
-  if (!within(n.inputs().size(), c.min_inputs, c.max_inputs)) {
-    refuse(n, "input size " + std::to_string(n.inputs().size()) + " not in range for " + n.op_type());
-  }
-  if (!within(n.outputs().size(), c.min_outputs, c.max_outputs)) {
-    refuse(n, "output size " + std::to_string(n.outputs().size()) + " not in range for " + n.op_type());
   }
 }
 
@@ -281,23 +206,18 @@ void check_newer_counts(const node& n, std::int64_t opset) {
 void check_schema(const node& n, std::int64_t opset) {
   check_attribute_types_present(n);
   const schema_in_force s = find_schema(n, opset);
-  if (!s.schema) {
-    if (n.is_onnx_domain() && opset > library_newest_opset()) check_newer_counts(n, opset);
-    return;
-  }
+  if (!s.schema) return;
   try {
     s.schema->Verify(schema_view(n));
   } catch (const std::exception& e) {
     refuse(n, one_line(e.what()));
   }
+  check_required_inputs(n, *s.schema);
 }
 
 void check_type_constraints(const node& n, std::int64_t opset) {
   const schema_in_force s = find_schema(n, opset);
-  if (!s.schema) {
-    if (n.is_onnx_domain() && opset > library_newest_opset()) check_newer_types(n);
-    return;
-  }
+  if (!s.schema) return;
   type_binder binder(n, s);
   binder.check(n.inputs(), s.schema->inputs(), "input");
   binder.check(n.outputs(), s.schema->outputs(), "output");

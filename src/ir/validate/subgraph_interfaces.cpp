@@ -1,5 +1,6 @@
 // If, Loop and Scan against the bodies they run: the counts that tie a node's inputs and
-// outputs to its graphs, which no schema states, and an If condition of one element.
+// outputs to its graphs, which no schema states, the element types the outputs take from
+// the bodies, and an If condition of one element.
 
 #include <string>
 
@@ -26,6 +27,19 @@ data_type elem_of(const value* v) {
   return v && v->type() && v->type()->is_tensor ? v->type()->elem_type : data_type::undefined;
 }
 
+/// The node's outputs (as declared or inferred) take the element types of the body outputs
+/// they come from, body output `offset + k` giving node output k.
+void outputs_match_body(const node& n, const graph& body_graph, std::size_t offset) {
+  for (std::size_t k = 0; k < n.outputs().size() && offset + k < body_graph.outputs().size(); ++k) {
+    const data_type declared = elem_of(n.outputs()[k]);
+    const data_type given = elem_of(body_graph.outputs()[offset + k]);
+    if (declared != data_type::undefined && given != data_type::undefined && declared != given) {
+      refuse(n, "output '" + n.outputs()[k]->name() + "' is declared " + std::string(to_string(declared)) +
+                    " but its body gives " + std::string(to_string(given)));
+    }
+  }
+}
+
 /// An If's condition is one boolean; a static shape must say one element.
 void check_condition(const node& n) {
   const value* cond = n.inputs().empty() ? nullptr : n.inputs()[0];
@@ -49,6 +63,8 @@ void check_if(const node& n) {
                     std::string(to_string(b)));
     }
   }
+  outputs_match_body(n, *then_branch, 0);
+  outputs_match_body(n, *else_branch, 0);
   check_condition(n);
 }
 
@@ -59,6 +75,8 @@ void check_loop(const node& n) {
   counts_match(n, "inputs", n.inputs().size(), b->inputs().size());
   // Body outputs: condition, N carried, K scanned; node outputs: N carried, K scanned.
   counts_match(n, "outputs (plus the condition)", n.outputs().size() + 1, b->outputs().size());
+  // Scanned outputs stack the body's values, so they keep its element types too.
+  outputs_match_body(n, *b, 1);
 }
 
 void check_scan(const node& n) {
@@ -66,6 +84,7 @@ void check_scan(const node& n) {
   if (!b) return;
   // (Inputs differ by opset: Scan-8 takes sequence lengths first.)
   counts_match(n, "outputs", n.outputs().size(), b->outputs().size());
+  outputs_match_body(n, *b, 0);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "checks.hpp"
 #include "inferopt/core/error.hpp"
+#include "inferopt/core/printable.hpp"
 #include "inferopt/ir/shape_inference.hpp"
 #include "inferopt/ir/verify.hpp"
 
@@ -105,6 +106,23 @@ void check_initializer_types(const graph& g) {
   }
 }
 
+/// Names are protobuf strings, which must be UTF-8: onnxruntime's Python binding fails on a
+/// name that is not, and so would any JSON report quoting it.
+void check_names_are_utf8(const graph& g) {
+  const auto check = [](std::string_view name, const char* what) {
+    if (!is_utf8(name)) refuse(std::string(what) + " '" + printable(name) + "' is not valid UTF-8");
+  };
+  check(g.name(), "graph name");
+  for (const value* v : g.values()) check(v->name(), "value name");
+  for (const node* n : g.nodes()) {
+    check(n->name(), "node name");
+    check(n->op_type(), "op type");
+    check(n->domain(), "domain");
+    for (const attribute& a : n->attributes()) check(a.name, "attribute name");
+    for (const graph* sub : n->subgraphs()) check_names_are_utf8(*sub);
+  }
+}
+
 /// The IR versions and default-domain opsets the ONNX releases define and onnxruntime runs:
 /// anything else is a broken or hostile header, and a model we wrote with it would not load.
 void check_versions(const model& m) {
@@ -113,6 +131,7 @@ void check_versions(const model& m) {
   }
   std::set<std::string> domains;
   for (const opset_import& o : m.opsets) {
+    if (!is_utf8(o.domain)) refuse("opset domain '" + printable(o.domain) + "' is not valid UTF-8");
     const std::string domain = o.domain == "ai.onnx" ? "" : o.domain;
     if (!domains.insert(domain).second) refuse("the model imports domain '" + o.domain + "' twice");
   }
@@ -124,20 +143,38 @@ void check_versions(const model& m) {
   }
 }
 
+/// The domains onnxruntime registers operators in, and our own (docs/SPARSE_OPS.md). A node
+/// elsewhere must call a model-local function: no runtime could load it otherwise, and
+/// nothing could check it.
+bool is_runtime_domain(std::string_view domain) {
+  return domain == "ai.onnx.ml" || domain == "com.microsoft" || domain == "com.microsoft.nchwc" ||
+         domain == "ai.onnx.preview.training" || domain == "inferopt";
+}
+
+void check_domain(const model& m, const node& n) {
+  if (n.is_onnx_domain()) return;
+  if (!m.opset(n.domain())) {
+    refuse("node " + n.describe() + " is in domain '" + n.domain() + "', which the model does not import");
+  }
+  if (!is_runtime_domain(n.domain()) && !m.has_local_function(n.domain(), n.op_type())) {
+    refuse("node " + n.describe() + " calls '" + n.domain() + "::" + n.op_type() +
+           "', which is neither an operator onnxruntime or inferopt knows nor a function of the model");
+  }
+}
+
 }  // namespace
 
 void validate(const model& m, const model_limits& limits) {
   check_versions(m);
   check_sizes(m.graph(), limits, 0);
+  check_names_are_utf8(m.graph());
   check_tensor_sizes(m.graph(), limits);
   check_initializer_types(m.graph());
   check_declared_element_types(m.graph());
   if (auto problems = find_problems(m.graph()); !problems.empty()) refuse(problems.front());
   const std::int64_t opset = m.opset("").value_or(0);
   for_each_node(m.graph(), [&](const node& n) {
-    if (!n.is_onnx_domain() && !m.opset(n.domain())) {
-      refuse("node " + n.describe() + " is in domain '" + n.domain() + "', which the model does not import");
-    }
+    check_domain(m, n);
     validation::check_schema(n, opset);
     validation::check_attribute_ranges(n);
   });

@@ -150,6 +150,56 @@ def gelu_with_extra_output():
     return model([node], [tensor("x", [1, 4])], [tensor("y", [1, 4])], opset=20)
 
 
+def with_bytes_replaced(m, old, new):
+    """The serialized model with `old` replaced by `new`: how a name that is not UTF-8 (which
+    the protobuf library refuses to set) gets into a file."""
+    data = m.SerializeToString()
+    assert data.count(old) == 1
+    return data.replace(old, new)
+
+
+def op_type_not_utf8():
+    node = helper.make_node("MaXMul", ["x", "x"], ["y"], name="proj")
+    return with_bytes_replaced(model([node], [tensor("x", [4, 4])], [tensor("y", [4, 4])]), b"MaXMul", b"Ma\xf4Mul")
+
+
+def unknown_domain_op():
+    node = helper.make_node("Relu", ["x"], ["y"], name="relu", domain="bogus.domain")
+    m = model([node], [tensor("x", [1, 4])], [tensor("y", [1, 4])])
+    m.opset_import.append(helper.make_opsetid("bogus.domain", 1))
+    return m
+
+
+def local_function_call():
+    """A node calling a model-local function of a custom domain: valid, and onnxruntime runs it."""
+    body = helper.make_node("Relu", ["a"], ["b"])
+    function = helper.make_function("local.fns", "MyRelu", ["a"], ["b"], [body],
+                                    [helper.make_opsetid("", OPSET)])
+    node = helper.make_node("MyRelu", ["x"], ["y"], name="call", domain="local.fns")
+    m = model([node], [tensor("x", [1, 4])], [tensor("y", [1, 4])])
+    m.opset_import.append(helper.make_opsetid("local.fns", 1))
+    m.functions.append(function)
+    return m
+
+
+def if_output_declared(elem):
+    def branch(name):
+        node = helper.make_node("Identity", ["x"], [name], name=f"id_{name}")
+        return helper.make_graph([node], f"g_{name}", [], [tensor(name, [1, 4])])
+
+    node = helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=branch("t"), else_branch=branch("e"))
+    return model([node], [tensor("cond", [], TensorProto.BOOL), tensor("x", [1, 4])], [tensor("y", [1, 4], elem)])
+
+
+def batch_norm_with_int4_mean():
+    """A BatchNormalization at opset 20 whose running mean claims int4 (the bytes are floats)."""
+    params = [weights(name, [2]) for name in ("scale", "bias", "var")]
+    mean = weights("mean", [2])
+    mean.data_type = 22  # INT4: newer than the ONNX library we link, checked by our own table
+    node = helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"], name="bn")
+    return model([node], [tensor("x", [1, 2, 4, 4])], [tensor("y", [1, 2, 4, 4])], params + [mean], opset=20)
+
+
 def cases():
     """(file name, model, phrase the error line must contain)."""
     seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [1, 4]))
@@ -181,6 +231,31 @@ def cases():
     yield "fuzz_pad_2pow62.onnx", pad_by(2**62), "is beyond any tensor's size"
     yield "fuzz_resize_scale_1e30.onnx", resize_by(1e30), "makes a dim beyond any tensor's size"
     yield "fuzz_gelu_extra_output.onnx", gelu_with_extra_output(), "output size 2 not in range"
+    # Found by the mutation campaign (we accepted the model; onnxruntime refused our output).
+    yield "gelu_unknown_attribute.onnx", model([helper.make_node("Gelu", ["x"], ["y"], name="gelu", axis=1)],
+                                               [tensor("x", [1, 4])], [tensor("y", [1, 4])], opset=20), \
+        "Unrecognized attribute: axis for operator Gelu"
+    axes = numpy_helper.from_array(np.array([1], dtype=np.int64), "axes")
+    yield "reduce_mean_axes_attribute_at_18.onnx", model(
+        [helper.make_node("ReduceMean", ["x"], ["y"], name="mean", axes=[1])],
+        [tensor("x", [1, 4])], [tensor("y", None)], opset=18), "Unrecognized attribute: axes for operator ReduceMean"
+    yield "unknown_op_at_opset_20.onnx", model([helper.make_node("MaMul", ["x", "x"], ["y"], name="proj")],
+                                              [tensor("x", [4, 4])], [tensor("y", [4, 4])], opset=20), \
+        "ai.onnx opset 20 has no operator 'MaMul'"
+    yield "op_type_not_utf8.onnx", op_type_not_utf8(), "op type 'Ma\\xf4Mul' is not valid UTF-8"
+    yield "unknown_domain_op.onnx", unknown_domain_op(), "which is neither an operator onnxruntime or inferopt knows"
+    yield "local_function_call.onnx", local_function_call(), "*"
+    yield "if_output_declared_uint64.onnx", if_output_declared(TensorProto.UINT64), \
+        "output 'y' is declared uint64 but its body gives float"
+    yield "concat_blank_input.onnx", model([helper.make_node("Concat", ["", "x"], ["y"], name="cat", axis=0)],
+                                           [tensor("x", [1, 4])], [tensor("y", None)]), \
+        "input 0 (inputs) is required but empty"
+    scales3 = numpy_helper.from_array(np.array([1, 2, 2], dtype=np.float32), "scales")
+    yield "resize_scales_for_three_axes.onnx", model(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize")],
+        [tensor("x", [1, 2, 8, 8])], [tensor("y", None)], [scales3]), "scales has 3 entries but Resize resizes 4 axes"
+    yield "batch_norm_int4_mean_at_20.onnx", batch_norm_with_int4_mean(), \
+        "input 'mean' is int4, a type BatchNormalization does not take"
     for name, offset in (("space", " 5"), ("plus", "+0"), ("minus", "-0"), ("zeros", "00"), ("trailing_space", "0 ")):
         yield f"external_offset_{name}.onnx", external_offset(offset), "is not a non-negative decimal integer"
 
@@ -196,7 +271,7 @@ def main():
     generated = []
     for name, m, phrase in cases():
         with open(os.path.join(folder, name), "wb") as f:
-            f.write(m.SerializeToString())
+            f.write(m if isinstance(m, bytes) else m.SerializeToString())
         generated.append((name, phrase))
     manifest = os.path.join(folder, "expected.tsv")
     kept = []
