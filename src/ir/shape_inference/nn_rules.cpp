@@ -63,6 +63,10 @@ void conv(inference_context& ctx) {
   const std::int64_t group = ctx.node().attr_int("group", 1);
   if (group <= 0) ctx.fail("group must be positive");
   expect_same(c->x[1], c->w[1] * sym_dim(group), "input channels and weights times group differ");
+  if (const sym_shape* bias = ctx.input_count() > 2 ? ctx.dims(2) : nullptr) {
+    if (bias->size() != 1) ctx.fail("bias must be a vector, not of rank " + std::to_string(bias->size()));
+    expect_same((*bias)[0], c->w[0], "bias entries and output channels differ");
+  }
   sym_shape out{c->x[0], c->w[0]};
   for (std::size_t i = 0; i < c->spatial; ++i) out.push_back(c->win.kernel[i] < 0 ? sym_dim{} : windowed(c->win, c->x[i + 2], i));
   ctx.set_output_like(0, 0, std::move(out));
@@ -105,7 +109,7 @@ void pool(inference_context& ctx) {
 void global_pool(inference_context& ctx) {
   const sym_shape* x = ctx.dims(0);
   if (!x) return ctx.set_output_like(0, 0, std::nullopt);
-  if (x->size() < 2) ctx.fail("input must have rank 2 or more");
+  if (x->size() < 3) ctx.fail("input must have rank 3 or more");
   sym_shape out{(*x)[0], (*x)[1]};
   out.resize(x->size(), sym_dim(1));
   ctx.set_output_like(0, 0, std::move(out));
@@ -146,12 +150,28 @@ void matmul(inference_context& ctx) {
   ctx.set_output_like(0, 0, a && b ? std::optional(matmul_shape<sym_dim>(*a, *b)) : std::nullopt);
 }
 
+/// Gemm's C broadcasts one way to the product: at most its rank, each dim 1 or the product's.
+void expect_broadcasts_to(const inference_context& ctx, const sym_shape& c, const sym_shape& out) {
+  if (c.size() > out.size()) ctx.fail("C has rank " + std::to_string(c.size()) + ", more than the product's");
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const sym_dim& d = c[c.size() - 1 - i];
+    const sym_dim& o = out[out.size() - 1 - i];
+    if (d.constant() && o.constant() && *d.constant() != 1 && *d.constant() != *o.constant()) {
+      ctx.fail("C of shape " + to_string(c) + " does not broadcast to the product's " + to_string(out));
+    }
+  }
+}
+
 void gemm(inference_context& ctx) {
   const sym_shape* a = ctx.dims(0);
   const sym_shape* b = ctx.dims(1);
   const node& n = ctx.node();
   const bool trans_a = n.attr_int("transA", 0) != 0, trans_b = n.attr_int("transB", 0) != 0;
-  if (a && b) return ctx.set_output_like(0, 0, gemm_shape<sym_dim>(*a, *b, trans_a, trans_b));
+  if (a && b) {
+    sym_shape out = gemm_shape<sym_dim>(*a, *b, trans_a, trans_b);
+    if (const sym_shape* c = ctx.input_count() > 2 ? ctx.dims(2) : nullptr) expect_broadcasts_to(ctx, *c, out);
+    return ctx.set_output_like(0, 0, std::move(out));
+  }
   // Gemm is always 2-D: a known operand still gives its side of the result, so the next
   // node can check its inner dimension.
   const sym_dim rows = a && a->size() == 2 ? (*a)[trans_a ? 1 : 0] : sym_dim{};

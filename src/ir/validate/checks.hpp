@@ -16,9 +16,9 @@ namespace inferopt::ir::validation {
 }
 
 /// Input and output counts, attribute names, types and presence, and required inputs given,
-/// against the op's schema in force at `opset` (ONNX's registry up to the library's newest
-/// opset, the generated table of newer definitions after it), for default-domain ops. An op
-/// the opset does not define is refused.
+/// against the op's schema in force at `opset`, the model's import of the node's domain
+/// (ONNX's registry up to the library's newest opset; the generated table for newer ai.onnx
+/// definitions and onnxruntime's domains). An op the opset does not define is refused.
 void check_schema(const node& n, std::int64_t opset);
 
 /// Attribute values the schemas cannot express: strides, dilations and kernel sizes above 0,
@@ -39,7 +39,11 @@ void check_subgraph_interfaces(const node& n);
 /// Axis attributes against the rank of the input they index (as shape inference left it):
 /// Softmax's axis, Concat's, Gather's, Flatten's, the axes lists of the reductions and of
 /// Squeeze/Unsqueeze before opset 13, Transpose's perm length; and Resize's scales or sizes,
-/// not both, with an entry per resized axis. Unknown ranks are not judged.
-void check_axes_against_ranks(const node& n);
+/// not both (from opset 11 one of them), with an entry per resized axis. Unknown ranks are not judged.
+void check_axes_against_ranks(const node& n, std::int64_t opset);
+
+/// Inputs that hold lists (shapes, pads, axes, scales, sizes, repeats, slice bounds) are
+/// vectors, and a constant ConstantOfShape shape has no negative entry.
+void check_operand_shapes(const node& n);
 
 }  // namespace inferopt::ir::validation

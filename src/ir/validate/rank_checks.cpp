@@ -60,9 +60,9 @@ const std::unordered_map<std::string_view, std::string_view>& axis_attributes() 
 
 }  // namespace
 
-/// Resize takes scales or sizes, not both (an empty tensor counts as absent), and the one it
+/// Resize takes scales or sizes, one of them and not both (an empty tensor counts as absent), and the one it
 /// takes has an entry per axis it resizes: every axis of X, or those `axes` lists.
-void check_resize_operands(const node& n, std::optional<std::int64_t> rank) {
+void check_resize_operands(const node& n, std::optional<std::int64_t> rank, std::int64_t opset) {
   const auto length = [&](std::size_t i) -> std::optional<std::int64_t> {
     if (i >= n.inputs().size() || !n.inputs()[i]) return 0;
     const auto& t = n.inputs()[i]->type();
@@ -71,6 +71,8 @@ void check_resize_operands(const node& n, std::optional<std::int64_t> rank) {
   };
   const auto scales = length(2), sizes = length(3);
   if (scales != 0 && sizes != 0) refuse(n, "give Resize scales or sizes, not both");
+  // Resize-10 took scales as its second input; from 11 they moved behind roi.
+  if (opset >= 11 && scales == 0 && sizes == 0) refuse(n, "give Resize scales or sizes");
   const attribute* axes = n.find_attribute("axes");
   const std::optional<std::int64_t> wanted = axes ? std::optional<std::int64_t>(static_cast<std::int64_t>(axes->ints.size())) : rank;
   for (auto [what, given] : {std::pair{"scales", scales}, std::pair{"sizes", sizes}}) {
@@ -81,10 +83,10 @@ void check_resize_operands(const node& n, std::optional<std::int64_t> rank) {
   }
 }
 
-void check_axes_against_ranks(const node& n) {
+void check_axes_against_ranks(const node& n, std::int64_t opset) {
   if (!n.is_onnx_domain()) return;
   const auto rank = rank_of(n, 0);
-  if (n.op_type() == "Resize") check_resize_operands(n, rank);
+  if (n.op_type() == "Resize") check_resize_operands(n, rank, opset);
   if (!rank) return;
   if (n.op_type() == "Transpose") {
     const attribute* perm = n.find_attribute("perm");

@@ -1,8 +1,9 @@
 // Nodes against ONNX's operator schemas: counts, attributes and type constraints.
 //
-// The linked ONNX library knows opsets up to its own newest; definitions introduced after it
-// come from a table generated from ONNX's Python package (newer_schemas.inc), built into
-// the library's schema type so that one code path checks both.
+// The linked ONNX library knows ai.onnx up to its own newest opset; definitions introduced
+// after it, and onnxruntime's domains, come from a table generated from the onnx and
+// onnxruntime packages (generated_schemas.inc), built into the library's schema type so that
+// one code path checks both.
 
 #include <map>
 #include <span>
@@ -17,7 +18,7 @@
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/value.hpp"
-#include "newer_schemas.hpp"
+#include "generated_schemas.hpp"
 
 namespace inferopt::ir::validation {
 namespace {
@@ -31,23 +32,36 @@ std::int64_t library_newest_opset() {
   return newest;
 }
 
-/// The schema that describes `n` at `opset`: the library's for the opsets it knows, the
-/// generated table's for definitions introduced after, and the library's newest where the
-/// op has not changed since. An op the opset does not define is refused.
+/// The schema that describes `n` at `opset` (the model's import of the node's domain): for
+/// ai.onnx the library's up to its newest opset, the generated table's for definitions
+/// introduced after, and the library's newest where the op has not changed since; for
+/// onnxruntime's domains the generated table's. An op the opset does not define is refused;
+/// other domains (model-local functions, inferopt's own) have no schema here.
 struct schema_in_force {
   const onnx::OpSchema* schema = nullptr;
   /// Per type variable, element types the library cannot name; null for the library's own.
   const std::map<std::string, std::vector<data_type>, std::less<>>* newer_types = nullptr;
 };
 
+[[noreturn]] void refuse_unknown_op(const node& n, std::int64_t opset) {
+  const std::string domain = n.is_onnx_domain() ? "ai.onnx" : n.domain();
+  refuse(n, domain + " opset " + std::to_string(opset) + " has no operator '" + n.op_type() + "'");
+}
+
 schema_in_force find_schema(const node& n, std::int64_t opset) {
-  if (!n.is_onnx_domain() || opset <= 0) return {};
+  if (opset <= 0) return {};
+  if (!n.is_onnx_domain()) {
+    if (!has_generated_domain(n.domain())) return {};
+    const generated_definition* d = find_generated_definition(n.domain(), n.op_type(), opset);
+    if (!d) refuse_unknown_op(n, opset);
+    return {&d->schema, &d->newer_types};
+  }
   const std::int64_t newest = library_newest_opset();
   if (opset > newest) {
-    if (const newer_definition* d = find_newer_definition(n.op_type(), opset)) return {&d->schema, &d->newer_types};
+    if (const generated_definition* d = find_generated_definition("", n.op_type(), opset)) return {&d->schema, &d->newer_types};
   }
   const auto* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(std::min(opset, newest)), "");
-  if (!schema) refuse(n, "ai.onnx opset " + std::to_string(opset) + " has no operator '" + n.op_type() + "'");
+  if (!schema) refuse_unknown_op(n, opset);
   return {schema, nullptr};
 }
 

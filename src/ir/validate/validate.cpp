@@ -172,18 +172,20 @@ void validate(const model& m, const model_limits& limits) {
   check_initializer_types(m.graph());
   check_declared_element_types(m.graph());
   if (auto problems = find_problems(m.graph()); !problems.empty()) refuse(problems.front());
-  const std::int64_t opset = m.opset("").value_or(0);
+  // Each node is checked against the opset its own domain is imported at.
+  const auto opset_of = [&m](const node& n) { return m.opset(n.domain()).value_or(0); };
   for_each_node(m.graph(), [&](const node& n) {
     check_domain(m, n);
-    validation::check_schema(n, opset);
+    validation::check_schema(n, opset_of(n));
     validation::check_attribute_ranges(n);
   });
   // Types come from shape inference, on a copy: the model stays as its file has it.
   model typed = m.clone();
   infer_shapes(typed);
   for_each_node(typed.graph(), [&](const node& n) {
-    validation::check_type_constraints(n, opset);
-    validation::check_axes_against_ranks(n);
+    validation::check_type_constraints(n, opset_of(n));
+    validation::check_axes_against_ranks(n, opset_of(n));
+    validation::check_operand_shapes(n);
     validation::check_subgraph_interfaces(n);
   });
   check_tensor_sizes(typed.graph(), limits);

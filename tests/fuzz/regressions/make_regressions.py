@@ -200,6 +200,42 @@ def batch_norm_with_int4_mean():
     return model([node], [tensor("x", [1, 2, 4, 4])], [tensor("y", [1, 2, 4, 4])], params + [mean], opset=20)
 
 
+def fused_gemm_with_one_input():
+    node = helper.make_node("FusedGemm", ["x"], ["y"], name="fc", domain="com.microsoft")
+    m = model([node], [tensor("x", [1, 4])], [tensor("y", [1, 4])])
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return m
+
+
+def negative_constant_of_shape_in_branch():
+    """A ConstantOfShape in an If branch reading a shape of -1 from the main graph."""
+    shape = numpy_helper.from_array(np.array([-1], dtype=np.int64), "shape")
+    fill = helper.make_node("ConstantOfShape", ["shape"], ["e"], name="fill")
+    other = helper.make_node("Identity", ["x"], ["t"], name="same")
+    node = helper.make_node("If", ["cond"], ["y"], name="branch",
+                            then_branch=helper.make_graph([other], "then", [], [tensor("t", None)]),
+                            else_branch=helper.make_graph([fill], "else", [], [tensor("e", None)]))
+    return model([node], [tensor("cond", [], TensorProto.BOOL), tensor("x", [4])], [tensor("y", None)], [shape])
+
+
+def pad_with_matrix_pads():
+    pads = numpy_helper.from_array(np.zeros([8, 1], dtype=np.int64), "pads")
+    node = helper.make_node("Pad", ["x", "pads"], ["y"], name="pad")
+    return model([node], [tensor("x", [1, 2, 8, 8])], [tensor("y", None)], [pads])
+
+
+def conv_with_matrix_bias():
+    init = [weights("w", [2, 2, 3, 3]), weights("b", [2, 1])]
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv")
+    return model([node], [tensor("x", [1, 2, 8, 8])], [tensor("y", None)], init)
+
+
+def gemm_with_bias(shape):
+    init = [weights("w", [4, 3]), weights("c", shape)]
+    node = helper.make_node("Gemm", ["x", "w", "c"], ["y"], name="fc")
+    return model([node], [tensor("x", [2, 4])], [tensor("y", None)], init)
+
+
 def cases():
     """(file name, model, phrase the error line must contain)."""
     seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [1, 4]))
@@ -256,6 +292,18 @@ def cases():
         [tensor("x", [1, 2, 8, 8])], [tensor("y", None)], [scales3]), "scales has 3 entries but Resize resizes 4 axes"
     yield "batch_norm_int4_mean_at_20.onnx", batch_norm_with_int4_mean(), \
         "input 'mean' is int4, a type BatchNormalization does not take"
+    yield "fused_gemm_one_input.onnx", fused_gemm_with_one_input(), "has input size 1 not in range [min=2, max=3]"
+    yield "constant_of_shape_negative_in_branch.onnx", negative_constant_of_shape_in_branch(), \
+        "shape 'shape' has a negative entry -1"
+    yield "pad_matrix_pads.onnx", pad_with_matrix_pads(), "input 'pads' must be a vector, not of shape 8x1"
+    yield "resize_without_scales_or_sizes.onnx", model([helper.make_node("Resize", ["x"], ["y"], name="resize")],
+                                                       [tensor("x", [1, 2, 8, 8])], [tensor("y", None)]), \
+        "give Resize scales or sizes"
+    # Accepted once though onnxruntime then failed on every input: operands of shapes no data fits.
+    yield "conv_matrix_bias.onnx", conv_with_matrix_bias(), "bias must be a vector, not of rank 2"
+    yield "gemm_bias_not_broadcasting.onnx", gemm_with_bias([2, 2]), "does not broadcast to the product's"
+    yield "global_pool_rank_2.onnx", model([helper.make_node("GlobalAveragePool", ["x"], ["y"], name="gap")],
+                                           [tensor("x", [2, 4])], [tensor("y", None)]), "input must have rank 3 or more"
     for name, offset in (("space", " 5"), ("plus", "+0"), ("minus", "-0"), ("zeros", "00"), ("trailing_space", "0 ")):
         yield f"external_offset_{name}.onnx", external_offset(offset), "is not a non-negative decimal integer"
 

@@ -1,10 +1,10 @@
-// The generated table of ONNX's newer definitions, built once into library schemas.
+// The generated table of definitions the library lacks, built once into library schemas.
 
-#include "newer_schemas.hpp"
+#include "generated_schemas.hpp"
 
 #include <initializer_list>
 #include <memory>
-#include <unordered_map>
+#include <utility>
 
 namespace inferopt::ir::validation {
 namespace {
@@ -17,8 +17,8 @@ constexpr auto variadic = onnx::OpSchema::Variadic;
 /// Python package reports it.
 class builder {
  public:
-  builder(const char* op, int since) : def_(std::make_unique<newer_definition>()) {
-    def_->schema.SetName(op).SetDomain("").SinceVersion(since);
+  builder(const char* domain, const char* op, int since) : def_(std::make_unique<generated_definition>()) {
+    def_->schema.SetName(op).SetDomain(domain).SinceVersion(since);
   }
   builder&& input(int i, const char* name, const char* type_str, onnx::OpSchema::FormalParameterOption option,
                   bool homogeneous, int min_arity) && {
@@ -40,28 +40,29 @@ class builder {
     if (newer.size() > 0) def_->newer_types.emplace(type_str, std::vector<data_type>(newer));
     return std::move(*this);
   }
-  std::unique_ptr<newer_definition> finish() && {
+  std::unique_ptr<generated_definition> finish() && {
     def_->schema.Finalize();
     return std::move(def_);
   }
 
  private:
-  std::unique_ptr<newer_definition> def_;
+  std::unique_ptr<generated_definition> def_;
 };
 
-builder b(const char* op, int since) { return builder(op, since); }
+builder b(const char* domain, const char* op, int since) { return builder(domain, op, since); }
 
-/// Per op, its definitions oldest first.
-using definition_table = std::unordered_map<std::string, std::vector<std::unique_ptr<newer_definition>>>;
+/// Per domain and op, the definitions oldest first.
+using definition_table = std::map<std::pair<std::string, std::string>, std::vector<std::unique_ptr<generated_definition>>,
+                                  std::less<>>;
 
 const definition_table& table() {
   static const definition_table built = [] {
     definition_table t;
     const auto add = [&t](builder&& one) {
       auto def = std::move(one).finish();
-      t[def->schema.Name()].push_back(std::move(def));
+      t[{def->schema.domain(), def->schema.Name()}].push_back(std::move(def));
     };
-#include "newer_schemas.inc"
+#include "generated_schemas.inc"
     return t;
   }();
   return built;
@@ -69,14 +70,20 @@ const definition_table& table() {
 
 }  // namespace
 
-const newer_definition* find_newer_definition(std::string_view op, std::int64_t opset) {
-  auto it = table().find(std::string(op));
+const generated_definition* find_generated_definition(std::string_view domain, std::string_view op,
+                                                      std::int64_t opset) {
+  auto it = table().find(std::pair<std::string, std::string>(domain, op));
   if (it == table().end()) return nullptr;
-  const newer_definition* found = nullptr;
+  const generated_definition* found = nullptr;
   for (const auto& def : it->second) {
     if (def->schema.SinceVersion() <= opset) found = def.get();
   }
   return found;
+}
+
+bool has_generated_domain(std::string_view domain) {
+  auto it = table().lower_bound(std::pair<std::string, std::string>(domain, ""));
+  return it != table().end() && it->first.first == domain;
 }
 
 }  // namespace inferopt::ir::validation
