@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "commands.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/validate.hpp"
 
@@ -43,6 +44,7 @@ void save_and_announce(ir::model& m, const std::filesystem::path& path, const ir
   ir::shape_inference_options refresh;
   refresh.declared = ir::shape_inference_options::declared_types::refresh;
   (void)ir::infer_shapes(m, refresh);
+  ir::trim_omitted_inputs(m.graph());
   ir::save_model(m, path, options);
   std::cout << "wrote " << path.string() << " ("
             << human_bytes(static_cast<std::int64_t>(std::filesystem::file_size(path))) << ")\n";

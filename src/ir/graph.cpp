@@ -221,6 +221,11 @@ void graph::set_input(node* n, std::size_t index, value* v) {
 
 void graph::add_node_input(node* n, value* v) { set_input(n, n->inputs_.size(), v); }
 
+void graph::trim_omitted_inputs(node* n) {
+  expects(n && n->owner_ == this && !n->dead_, "node does not belong to this graph");
+  while (!n->inputs_.empty() && !n->inputs_.back()) n->inputs_.pop_back();  // null: no use to drop
+}
+
 std::size_t graph::replace_uses_except_outputs(value* from, value* to) {
   expects(from && to, "null value");
   if (from == to) return 0;

@@ -112,4 +112,11 @@ void forward_constant(graph& g, node* n, std::size_t in_index, std::size_t out_i
   g.rename(copy, name);
 }
 
+void trim_omitted_inputs(graph& g) {
+  for (node* n : g.nodes()) {
+    g.trim_omitted_inputs(n);
+    for (graph* sub : n->subgraphs()) trim_omitted_inputs(*sub);
+  }
+}
+
 }  // namespace inferopt::ir

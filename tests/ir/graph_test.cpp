@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "test_graphs.hpp"
 #include "test_util.hpp"
 
@@ -496,4 +497,21 @@ TEST_CASE("unique_name never returns a name in use here, above or below", "[ir][
     CHECK(n->output(0)->name() != n->output(1)->name());
     CHECK(g.find_value(n->output(0)->name()) == n->output(0));
   }
+}
+
+TEST_CASE("trimming drops only the trailing omitted inputs, in subgraphs too") {
+  ir::graph g("g");
+  ir::value* x = g.add_input("x", float_type({4}));
+  ir::value* cond = g.add_input("cond", ir::value_type{true, ir::data_type::boolean, ir::shape{}});
+  ir::node* clip = add_op(g, "Clip", {x, nullptr, nullptr}, "clip");
+  ir::node* resize = add_op(g, "Resize", {x, nullptr, clip->output(0), nullptr}, "resize");
+  ir::node* choice = add_if(g, cond, x, "choice");
+  ir::node* inner = *choice->subgraphs().front()->nodes().begin();
+  choice->subgraphs().front()->set_input(inner, 2, nullptr);  // Identity(x, "", "")
+  ir::trim_omitted_inputs(g);
+  CHECK(clip->inputs().size() == 1);
+  REQUIRE(resize->inputs().size() == 3);  // the omitted roi before scales stays
+  CHECK(resize->input(1) == nullptr);
+  CHECK(inner->inputs().size() == 1);
+  CHECK(use_list_problem(g).empty());
 }

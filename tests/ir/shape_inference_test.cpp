@@ -12,8 +12,10 @@
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/sample_models.hpp"
 #include "inferopt/ir/serialize.hpp"
+#include "inferopt/ir/shape_inference.hpp"
 #include "inferopt/ir/verify.hpp"
 #include "support/paths.hpp"
+#include "test_graphs.hpp"
 
 namespace fs = std::filesystem;
 using namespace inferopt;
@@ -217,4 +219,30 @@ TEST_CASE("our inference agrees with libonnx's on every torch export it can read
     }
   }
   CHECK(models >= 14);
+}
+
+TEST_CASE("an If's outputs take what both branches agree on", "[ir][shape-inference]") {
+  ir::model m;
+  m.opsets = {{"", 17}};
+  ir::graph& g = m.graph();
+  ir::value* cond = g.add_input("cond", ir::value_type{true, ir::data_type::boolean, ir::shape{}});
+  ir::value* x = g.add_input("x", test::float_type({1, 4}));
+  ir::value* z = g.add_input("z", test::float_type({2, 4}));
+  ir::node* same = test::add_if(g, cond, x, "same");  // Identity(x) or Neg(x)
+  std::vector<ir::attribute> branches;
+  branches.push_back(test::graph_attribute("then_branch", test::branch("t", "Relu", x)));
+  branches.push_back(test::graph_attribute("else_branch", test::branch("e", "Relu", z)));
+  ir::node* mixed = g.add_node(ir::node_spec{"If", {cond}, {"mixed_out"}, std::move(branches), "mixed", {}});
+  g.add_output(same->output(0));
+  g.add_output(mixed->output(0));
+  (void)ir::infer_shapes(m);
+  REQUIRE(same->output(0)->type());
+  CHECK(same->output(0)->type()->elem_type == ir::data_type::float32);
+  CHECK(ir::to_string(same->output(0)->type()->dims) == "1x4");
+  REQUIRE(mixed->output(0)->type());
+  REQUIRE(mixed->output(0)->type()->dims);
+  const ir::shape& dims = *mixed->output(0)->type()->dims;
+  REQUIRE(dims.size() == 2);
+  CHECK_FALSE(dims[0].is_static());  // 1 or 2
+  CHECK(dims[1].value() == 4);
 }

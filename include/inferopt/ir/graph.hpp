@@ -120,6 +120,8 @@ class graph {
   // ---- mutation --------------------------------------------------------------------------
   void set_input(node* n, std::size_t index, value* v);
   void add_node_input(node* n, value* v);
+  /// Drops the node's trailing omitted inputs, which ONNX reads the same as absent ones.
+  void trim_omitted_inputs(node* n);
   /// Points every use of `from` (and every graph output naming it) at `to`.
   void replace_all_uses(value* from, value* to);
   /// Like `replace_all_uses`, but graph outputs keep naming `from`; returns uses moved.

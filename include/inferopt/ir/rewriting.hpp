@@ -87,4 +87,8 @@ value* replace_constant_input(graph& g, node* n, std::size_t index, tensor t);
 /// Preconditions: input `in_index` is an initializer; `n`'s other outputs are unused.
 void forward_constant(graph& g, node* n, std::size_t in_index = 0, std::size_t out_index = 0);
 
+/// Drops trailing omitted inputs from every node, subgraphs included: the form we write, since
+/// onnxruntime crashes on some ops given the empty names (LayerNormalization without B).
+void trim_omitted_inputs(graph& g);
+
 }  // namespace inferopt::ir

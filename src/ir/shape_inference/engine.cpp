@@ -51,10 +51,7 @@ class engine {
       return report_;
     }
     for (value* v : g.inputs()) facts_[v] = declared_facts(v->type(), options_);
-    for (value* v : g.values()) {
-      if (const tensor* t = constant_tensor(v, model_.ir_version)) facts_[v] = facts_of_tensor(*t);
-    }
-    for (node* n : g.nodes()) infer_node(*n, n->is_onnx_domain() ? opset : model_.opset(n->domain()).value_or(1));
+    infer_graph(g);
     for (value* v : g.inputs()) record(*v, facts_[v]);
     report_.ran = true;
     report_.unknown_ops.assign(unknown_ops_.begin(), unknown_ops_.end());
@@ -63,6 +60,52 @@ class engine {
   }
 
  private:
+  /// The graph's constants, then its nodes in order. A subgraph reads its enclosing graphs'
+  /// values directly (they are the same values), so their facts are already here.
+  void infer_graph(graph& g) {
+    for (value* v : g.values()) {
+      if (const tensor* t = constant_tensor(v, model_.ir_version)) facts_[v] = facts_of_tensor(*t);
+    }
+    const std::int64_t opset = model_.opset("").value_or(1);
+    for (node* n : g.nodes()) infer_node(*n, n->is_onnx_domain() ? opset : model_.opset(n->domain()).value_or(1));
+  }
+
+  /// If: both branches inferred, and each output what they agree on. Other ops with
+  /// subgraphs (Loop, Scan: their bodies' inputs change per iteration) stay unknown.
+  bool infer_if(node& n, inference_context& ctx) {
+    const auto branch = [&](std::string_view name) -> graph* {
+      const attribute* a = n.find_attribute(name);
+      return a && a->kind == attribute_kind::g && !a->graphs.empty() ? a->graphs.front().get() : nullptr;
+    };
+    graph* then_branch = branch("then_branch");
+    graph* else_branch = branch("else_branch");
+    // Nesting is bounded by validation; the cap keeps a direct caller's stack safe too.
+    if (!n.is("If") || !then_branch || !else_branch || if_depth_ >= max_if_depth) return false;
+    ++if_depth_;
+    infer_graph(*then_branch);
+    infer_graph(*else_branch);
+    --if_depth_;
+    for (std::size_t i = 0; i < n.outputs().size(); ++i) {
+      if (i >= then_branch->outputs().size() || i >= else_branch->outputs().size()) break;
+      ctx.outputs()[i] = agreement(facts_[then_branch->outputs()[i]], facts_[else_branch->outputs()[i]]);
+    }
+    return true;
+  }
+
+  /// What two branch results share: the element type, and the dims both give alike.
+  static value_facts agreement(const value_facts& a, const value_facts& b) {
+    value_facts out;
+    if (a.elem == b.elem || b.elem == data_type::undefined) out.elem = a.elem;
+    else if (a.elem == data_type::undefined) out.elem = b.elem;
+    if (a.dims && b.dims && a.dims->size() == b.dims->size()) {
+      out.dims = a.dims;
+      for (std::size_t i = 0; i < out.dims->size(); ++i) {
+        if (!((*out.dims)[i] == (*b.dims)[i])) (*out.dims)[i] = sym_dim{};
+      }
+    }
+    return out;
+  }
+
   void infer_node(node& n, std::int64_t opset) {
     std::vector<const value_facts*> inputs;
     std::vector<const tensor*> constants;
@@ -73,7 +116,9 @@ class engine {
     inference_context ctx(n, opset, std::move(inputs), std::move(constants));
     const rule_table& rules = builtin_rules();
     auto rule = rules.find(n.is_onnx_domain() ? n.op_type() : n.domain() + "." + n.op_type());
-    if (rule == rules.end() || !n.subgraphs().empty()) {
+    if (!n.subgraphs().empty()) {
+      if (!infer_if(n, ctx)) unknown_ops_.insert((n.is_onnx_domain() ? "" : n.domain() + ".") + n.op_type());
+    } else if (rule == rules.end()) {
       unknown_ops_.insert((n.is_onnx_domain() ? "" : n.domain() + ".") + n.op_type());
     } else {
       try {
@@ -151,6 +196,8 @@ class engine {
   const shape_inference_options& options_;
   std::unordered_map<const value*, value_facts> facts_;
   std::set<std::string> unknown_ops_;
+  static constexpr int max_if_depth = 64;
+  int if_depth_ = 0;
   shape_inference_report report_;
 };
 

@@ -70,13 +70,23 @@ void transpose(inference_context& ctx) {
   ctx.set_output_like(0, 0, transpose_shape<sym_dim>(*in, ctx.node().attr_ints("perm", {})));
 }
 
+/// Concat: the inputs agree outside the axis and add up along it. With some input shapes
+/// unknown, the known ones still fix every dim but the axis (and must agree).
 void concat(inference_context& ctx) {
   std::vector<sym_shape> parts;
+  bool all_known = true;
   for (std::size_t i = 0; i < ctx.input_count(); ++i) {
-    if (!ctx.dims(i)) return ctx.set_output_like(0, 0, std::nullopt);
-    parts.push_back(*ctx.dims(i));
+    if (ctx.dims(i)) parts.push_back(*ctx.dims(i));
+    else all_known = false;
   }
-  value_facts out{ctx.input(0).elem, concat_shape<sym_dim>(parts, ctx.node().attr_int("axis", 0)), std::nullopt};
+  const std::int64_t axis = ctx.node().attr_int("axis", 0);
+  if (!all_known) {
+    if (parts.empty()) return ctx.set_output_like(0, 0, std::nullopt);
+    sym_shape known = concat_shape<sym_dim>(parts, axis);
+    known[static_cast<std::size_t>(normalize_axis(axis, static_cast<std::int64_t>(known.size())))] = sym_dim{};
+    return ctx.set_output(0, value_facts{ctx.input(0).elem, std::move(known), std::nullopt});
+  }
+  value_facts out{ctx.input(0).elem, concat_shape<sym_dim>(parts, axis), std::nullopt};
   if (trackable(out.elem, *out.dims)) {
     std::vector<sym_dim> values;
     for (std::size_t i = 0; i < ctx.input_count() && out.dims->size() == 1; ++i) {

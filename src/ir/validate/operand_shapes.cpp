@@ -50,14 +50,14 @@ void check_vector_inputs(const node& n) {
   }
 }
 
-/// ConstantOfShape's shape, when it is a constant, has no negative entry (inference sees
-/// this only where the constant is in scope; a subgraph can read its parent's).
+/// ConstantOfShape's shape, when it is a constant, has no negative entry: shape inference
+/// says so too, but it does not enter Loop and Scan bodies.
 void check_constant_shape(const node& n) {
   if (n.op_type() != "ConstantOfShape" || n.inputs().empty() || !n.inputs()[0] || !n.inputs()[0]->is_initializer()) return;
   const tensor& t = *n.inputs()[0]->initializer();
   if (t.dtype != data_type::int64 || !t.has_data() || t.byte_size() != static_cast<std::size_t>(t.element_count()) * 8) return;
   for (std::int64_t d : t.values<std::int64_t>()) {
-    if (d < 0) refuse(n, "shape '" + n.inputs()[0]->name() + "' has a negative entry " + std::to_string(d));
+    if (d < 0) refuse(n, "shape has a negative dim " + std::to_string(d));
   }
 }
 

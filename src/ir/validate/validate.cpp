@@ -166,6 +166,7 @@ void check_domain(const model& m, const node& n) {
 
 void validate(const model& m, const model_limits& limits) {
   check_versions(m);
+  if (m.graph().outputs().empty()) refuse("the graph has no outputs");
   check_sizes(m.graph(), limits, 0);
   check_names_are_utf8(m.graph());
   check_tensor_sizes(m.graph(), limits);

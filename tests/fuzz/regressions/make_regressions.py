@@ -236,6 +236,22 @@ def gemm_with_bias(shape):
     return model([node], [tensor("x", [2, 4])], [tensor("y", None)], init)
 
 
+def layer_norm_without_bias():
+    """Valid (B is optional), but onnxruntime crashes on the empty name: we write it left out."""
+    node = helper.make_node("LayerNormalization", ["x", "scale", ""], ["y"], name="norm", axis=-1)
+    return model([node], [tensor("x", [2, 4])], [tensor("y", [2, 4])], [weights("scale", [4])])
+
+
+def if_branch_declared(dims):
+    """An If whose then-branch declares its Relu's output with `dims` (it computes 1x4)."""
+    relu = helper.make_node("Relu", ["x"], ["t"], name="relu")
+    same = helper.make_node("Identity", ["x"], ["e"], name="same")
+    node = helper.make_node("If", ["cond"], ["y"], name="branch",
+                            then_branch=helper.make_graph([relu], "then", [], [tensor("t", dims)]),
+                            else_branch=helper.make_graph([same], "else", [], [tensor("e", None)]))
+    return model([node], [tensor("cond", [], TensorProto.BOOL), tensor("x", [1, 4])], [tensor("y", None)])
+
+
 def cases():
     """(file name, model, phrase the error line must contain)."""
     seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [1, 4]))
@@ -282,7 +298,7 @@ def cases():
     yield "unknown_domain_op.onnx", unknown_domain_op(), "which is neither an operator onnxruntime or inferopt knows"
     yield "local_function_call.onnx", local_function_call(), "*"
     yield "if_output_declared_uint64.onnx", if_output_declared(TensorProto.UINT64), \
-        "output 'y' is declared uint64 but its body gives float"
+        "output 'y' is declared uint64 but"
     yield "concat_blank_input.onnx", model([helper.make_node("Concat", ["", "x"], ["y"], name="cat", axis=0)],
                                            [tensor("x", [1, 4])], [tensor("y", None)]), \
         "input 0 (inputs) is required but empty"
@@ -294,11 +310,14 @@ def cases():
         "input 'mean' is int4, a type BatchNormalization does not take"
     yield "fused_gemm_one_input.onnx", fused_gemm_with_one_input(), "has input size 1 not in range [min=2, max=3]"
     yield "constant_of_shape_negative_in_branch.onnx", negative_constant_of_shape_in_branch(), \
-        "shape 'shape' has a negative entry -1"
+        "shape has a negative dim -1"
     yield "pad_matrix_pads.onnx", pad_with_matrix_pads(), "input 'pads' must be a vector, not of shape 8x1"
     yield "resize_without_scales_or_sizes.onnx", model([helper.make_node("Resize", ["x"], ["y"], name="resize")],
                                                        [tensor("x", [1, 2, 8, 8])], [tensor("y", None)]), \
         "give Resize scales or sizes"
+    yield "graph_without_outputs.onnx", model([], [], []), "the graph has no outputs"
+    yield "layer_norm_without_bias.onnx", layer_norm_without_bias(), "*"
+    yield "if_branch_shape_contradiction.onnx", if_branch_declared([1, 5]), "is declared 1x5 but computes 1x4"
     # Accepted once though onnxruntime then failed on every input: operands of shapes no data fits.
     yield "conv_matrix_bias.onnx", conv_with_matrix_bias(), "bias must be a vector, not of rank 2"
     yield "gemm_bias_not_broadcasting.onnx", gemm_with_bias([2, 2]), "does not broadcast to the product's"
