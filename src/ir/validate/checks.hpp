@@ -3,16 +3,26 @@
 // Each throws error(errc::invalid_model) naming the node and the problem.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/node.hpp"
+#include "inferopt/ir/value.hpp"
 
 namespace inferopt::ir::validation {
 
 /// Throws the one refusal every check makes: `node NAME (Op): what`.
 [[noreturn]] inline void refuse(const node& n, const std::string& what) {
   throw error(errc::invalid_model, "node " + n.describe() + ": " + what);
+}
+
+/// The dims of `v` where they are known: an initializer's own (initializers need not be
+/// declared), else the declared or inferred ones.
+[[nodiscard]] inline std::optional<shape> known_dims(const value& v) {
+  if (v.is_initializer()) return shape(v.initializer()->dims.begin(), v.initializer()->dims.end());
+  if (v.type() && v.type()->is_tensor && v.type()->dims) return *v.type()->dims;
+  return std::nullopt;
 }
 
 /// Input and output counts, attribute names, types and presence, and required inputs given,

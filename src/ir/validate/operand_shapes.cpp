@@ -31,13 +31,6 @@ const std::unordered_map<std::string_view, std::vector<std::size_t>>& vector_inp
   return table;
 }
 
-/// The dims of `v` where they are known: an initializer's own, else the declared or inferred.
-std::optional<shape> known_dims(const value& v) {
-  if (v.is_initializer()) return shape(v.initializer()->dims.begin(), v.initializer()->dims.end());
-  if (v.type() && v.type()->is_tensor && v.type()->dims) return *v.type()->dims;
-  return std::nullopt;
-}
-
 void check_vector_inputs(const node& n) {
   auto it = vector_inputs().find(n.op_type());
   if (it == vector_inputs().end()) return;

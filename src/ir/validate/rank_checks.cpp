@@ -60,26 +60,28 @@ const std::unordered_map<std::string_view, std::string_view>& axis_attributes() 
 
 }  // namespace
 
-/// Resize takes scales or sizes, one of them and not both (an empty tensor counts as absent), and the one it
-/// takes has an entry per axis it resizes: every axis of X, or those `axes` lists.
+/// How many entries list input `i` holds: 0 when omitted, unknown when its shape is.
+std::optional<std::int64_t> list_length(const node& n, std::size_t i) {
+  if (i >= n.inputs().size() || !n.inputs()[i]) return 0;
+  const auto dims = known_dims(*n.inputs()[i]);
+  if (!dims || dims->size() != 1 || !(*dims)[0].is_static()) return std::nullopt;
+  return (*dims)[0].value();
+}
+
+/// Resize takes scales or sizes, one of them and not both (an empty tensor counts as
+/// absent), and the one it takes has an entry per axis it resizes: every axis of X, or
+/// those `axes` lists.
 void check_resize_operands(const node& n, std::optional<std::int64_t> rank, std::int64_t opset) {
-  const auto length = [&](std::size_t i) -> std::optional<std::int64_t> {
-    if (i >= n.inputs().size() || !n.inputs()[i]) return 0;
-    const auto& t = n.inputs()[i]->type();
-    if (!t || !t->has_static_shape() || t->dims->size() != 1) return std::nullopt;
-    return (*t->dims)[0].value();
-  };
-  const auto scales = length(2), sizes = length(3);
+  const auto scales = list_length(n, 2), sizes = list_length(n, 3);
   if (scales != 0 && sizes != 0) refuse(n, "give Resize scales or sizes, not both");
   // Resize-10 took scales as its second input; from 11 they moved behind roi.
   if (opset >= 11 && scales == 0 && sizes == 0) refuse(n, "give Resize scales or sizes");
   const attribute* axes = n.find_attribute("axes");
-  const std::optional<std::int64_t> wanted = axes ? std::optional<std::int64_t>(static_cast<std::int64_t>(axes->ints.size())) : rank;
-  for (auto [what, given] : {std::pair{"scales", scales}, std::pair{"sizes", sizes}}) {
-    if (wanted && given && *given != 0 && *given != *wanted) {
-      refuse(n, std::string(what) + " has " + std::to_string(*given) + " entries but Resize resizes " + std::to_string(*wanted) +
-                    " axes");
-    }
+  const auto resized = axes ? std::optional(static_cast<std::int64_t>(axes->ints.size())) : rank;
+  const auto given = scales != 0 ? scales : sizes;
+  if (resized && given && *given != *resized) {
+    refuse(n, std::string(scales != 0 ? "scales" : "sizes") + " has " + std::to_string(*given) +
+                  " entries but Resize resizes " + std::to_string(*resized) + " axes");
   }
 }
 
