@@ -17,14 +17,17 @@ void register_levels(pass_registry& registry) {
   const std::string default_domain =
       "fold-constants,eliminate-identity,eliminate-dropout,eliminate-noop,sum-to-add,fuse-consecutive-transposes,"
       "fuse-consecutive-reshapes,eliminate-common-subexpressions,fuse-pad-into-conv,fuse-conv-bn,fuse-conv-mul-add,"
-      "fuse-bn-into-gemm,fuse-gemm-transpose,fuse-matmul-add,dce,remove-unused";
+      "fuse-bn-into-gemm,fuse-gemm-transpose,fuse-matmul-add,fuse-gelu,dce,remove-unused";
   registry.add_pipeline("O0", "", "no optimization");
   registry.add_pipeline("O1", "fixpoint(" + cleanups + ")", "cleanups to a fixpoint; standard ONNX only");
   // Shapes first: exported models often carry no value_info, and several fusions need it.
   registry.add_pipeline("O2", "infer-shapes,fixpoint(" + default_domain + ")", "O1 plus fusions that stay in the default ONNX domain");
   // Activations are fused last: a FusedConv hides its Conv from the default-domain fusions.
-  registry.add_pipeline("O3", "infer-shapes,fixpoint(" + default_domain + "),fuse-conv-activation,fuse-gemm-activation",
-                        "O2 plus com.microsoft FusedConv/FusedGemm (non-standard ops; ONNX Runtime runs them)");
+  // Below opset 20 GELU has no standard op, so -O3 writes onnxruntime's.
+  registry.add_pipeline("O3",
+                        "infer-shapes,fixpoint(" + default_domain +
+                            "),fuse-conv-activation,fuse-gemm-activation,fuse-gelu{domain=com.microsoft},remove-unused",
+                        "O2 plus com.microsoft FusedConv/FusedGemm/Gelu/FastGelu (non-standard ops; ONNX Runtime runs them)");
 }
 
 pass_registry builtin_registry() {

@@ -8,6 +8,7 @@
 #include "inferopt/fusion/fuse_conv_activation.hpp"
 #include "inferopt/fusion/fuse_conv_bn.hpp"
 #include "inferopt/fusion/fuse_conv_mul_add.hpp"
+#include "inferopt/fusion/fuse_gelu.hpp"
 #include "inferopt/fusion/fuse_gemm_activation.hpp"
 #include "inferopt/fusion/fuse_gemm_transpose.hpp"
 #include "inferopt/fusion/fuse_matmul_add.hpp"
@@ -30,6 +31,7 @@ void register_fusion_passes(pass_registry& registry) {
   registry.add<eliminate_common_subexpressions>();
   registry.add<fuse_pad_into_conv>();
   registry.add<sum_to_add>();
+  registry.add<fuse_gelu>();
 }
 
 }  // namespace inferopt

@@ -92,17 +92,15 @@ inline std::vector<std::string> output_names(const onnx::ModelProto& m) {
   return out;
 }
 
-/// The pass names a pipeline text mentions, once each, in order of first mention:
-/// `fixpoint(eliminate-identity,dce),prune{ratio=0.3}` -> {eliminate-identity, dce, prune}.
+/// The pass names a pipeline text mentions, once per step (the report's rows: a pass named
+/// twice is two steps), in order:
+/// `fixpoint(eliminate-identity,dce),prune{ratio=0.3},dce` -> {eliminate-identity, dce, prune, dce}.
 inline std::vector<std::string> pass_names_in(const std::string& pipeline) {
   std::vector<std::string> names;
   std::string word;
   int brace_depth = 0;  // option text inside {...} names no pass
   auto flush = [&](char next) {
-    if (!word.empty() && !(word == "fixpoint" && next == '(') &&
-        std::find(names.begin(), names.end(), word) == names.end()) {
-      names.push_back(word);
-    }
+    if (!word.empty() && !(word == "fixpoint" && next == '(')) names.push_back(word);
     word.clear();
   };
   for (char c : pipeline) {

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """ONNX Runtime as the oracle for the com.microsoft fusions.
 
-For small Conv + activation, Conv + Add + activation and Gemm + activation models (built
-here with the onnx helpers and shape-inferred, so that value types are known):
+For small Conv + activation, Conv + Add + activation, Gemm + activation and GELU models
+(built here with the onnx helpers and shape-inferred, so that value types are known):
 
-1. `inferopt optimize MODEL -o OUT --passes fuse-conv-activation,fuse-gemm-activation`
-   succeeds and OUT holds the expected number of FusedConv / FusedGemm nodes (zero where the
-   pass must decline, e.g. Gemm + Clip, which FusedGemm rejects);
+1. `inferopt optimize MODEL -o OUT --passes PIPELINE` (the three com.microsoft fusions)
+   succeeds and OUT holds the expected number of FusedConv / FusedGemm / Gelu / FastGelu
+   nodes (zero where the pass must decline, e.g. Gemm + Clip, which FusedGemm rejects);
 2. OUT passes onnx.checker and imports com.microsoft version 1 when it uses the domain;
 3. onnxruntime (CPU, graph optimizations off, so it runs the graphs as written) gives the
    same outputs for MODEL and OUT on a seeded random input, within rtol 1e-4, atol 1e-5
@@ -27,7 +27,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-PIPELINE = "fuse-conv-activation,fuse-gemm-activation"
+PIPELINE = "fuse-conv-activation,fuse-gemm-activation,fuse-gelu{domain=com.microsoft},remove-unused"
 RTOL, ATOL = 1e-4, 1e-5
 
 
@@ -96,22 +96,41 @@ def gemm_model(kind):
                     inits + act_inits, 17)
 
 
+def gelu_model(form, opset=17):
+    """x [4,32] -> GELU written out as torch exports it (erf) or as GPT-2's gelu_new (tanh)."""
+    inits = [const("half", np.array(0.5)), const("one", np.array(1.0))]
+    if form == "erf":
+        inits.append(const("sqrt2", np.array(np.sqrt(2.0))))
+        nodes = [helper.make_node("Div", ["x", "sqrt2"], ["s"]), helper.make_node("Erf", ["s"], ["e"])]
+    else:
+        inits += [const("three", np.array(3.0)), const("k", np.array(0.044715)),
+                  const("c", np.array(np.sqrt(2.0 / np.pi)))]
+        nodes = [helper.make_node("Pow", ["x", "three"], ["cube"]), helper.make_node("Mul", ["k", "cube"], ["kc"]),
+                 helper.make_node("Add", ["x", "kc"], ["inner"]), helper.make_node("Mul", ["inner", "c"], ["s"]),
+                 helper.make_node("Tanh", ["s"], ["e"])]
+    nodes += [helper.make_node("Add", ["e", "one"], ["a"]), helper.make_node("Mul", ["x", "a"], ["m"]),
+              helper.make_node("Mul", ["m", "half"], ["y"])]
+    return model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])], "y", inits, opset)
+
+
 def cases():
-    """(name, model, expected FusedConv count, expected FusedGemm count)."""
+    """(name, model, expected count of each com.microsoft op; ops left out expect none)."""
     out = []
     for kind in ("Relu", "LeakyRelu", "Tanh", "Sigmoid", "Clip", "HardSigmoid", "HardSwish"):
-        out.append((f"conv_{kind.lower()}", conv_model(kind), 1, 0))
-    out.append(("conv_clip_opset10", conv_model("Clip", opset=10), 1, 0))
-    out.append(("conv_grouped_relu", conv_model("Relu", group=2), 1, 0))
-    out.append(("conv_depthwise_strided_relu", conv_model("Relu", group=4, stride=2), 1, 0))
-    out.append(("conv_add_input_relu", conv_model("Relu", residual="input"), 1, 0))
-    out.append(("conv_add_branch_relu", conv_model("Relu", residual="branch"), 1, 0))
-    out.append(("conv_add_only", conv_model(None, residual="input"), 1, 0))
-    out.append(("conv_no_bias_add_sigmoid", conv_model("Sigmoid", residual="input", bias=False), 1, 0))
+        out.append((f"conv_{kind.lower()}", conv_model(kind), {"FusedConv": 1}))
+    out.append(("conv_clip_opset10", conv_model("Clip", opset=10), {"FusedConv": 1}))
+    out.append(("conv_grouped_relu", conv_model("Relu", group=2), {"FusedConv": 1}))
+    out.append(("conv_depthwise_strided_relu", conv_model("Relu", group=4, stride=2), {"FusedConv": 1}))
+    out.append(("conv_add_input_relu", conv_model("Relu", residual="input"), {"FusedConv": 1}))
+    out.append(("conv_add_branch_relu", conv_model("Relu", residual="branch"), {"FusedConv": 1}))
+    out.append(("conv_add_only", conv_model(None, residual="input"), {"FusedConv": 1}))
+    out.append(("conv_no_bias_add_sigmoid", conv_model("Sigmoid", residual="input", bias=False), {"FusedConv": 1}))
     for kind in ("Relu", "LeakyRelu", "Tanh", "Sigmoid", "HardSigmoid"):
-        out.append((f"gemm_{kind.lower()}", gemm_model(kind), 0, 1))
-    out.append(("gemm_clip_declined", gemm_model("Clip"), 0, 0))
-    out.append(("gemm_hardswish_declined", gemm_model("HardSwish"), 0, 0))
+        out.append((f"gemm_{kind.lower()}", gemm_model(kind), {"FusedGemm": 1}))
+    out.append(("gemm_clip_declined", gemm_model("Clip"), {}))
+    out.append(("gemm_hardswish_declined", gemm_model("HardSwish"), {}))
+    out.append(("gelu_erf", gelu_model("erf"), {"Gelu": 1}))
+    out.append(("gelu_tanh", gelu_model("tanh"), {"FastGelu": 1}))
     return out
 
 
@@ -122,7 +141,7 @@ def session(path):
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
-def check(cli, work, name, model, want_conv, want_gemm):
+def check(cli, work, name, model, want):
     src, dst = work / f"{name}.onnx", work / f"{name}_fused.onnx"
     onnx.save(model, src)
     proc = subprocess.run([str(cli), "optimize", str(src), "-o", str(dst), "--passes", PIPELINE],
@@ -131,11 +150,10 @@ def check(cli, work, name, model, want_conv, want_gemm):
     fused = onnx.load(dst)
     onnx.checker.check_model(fused, full_check=True)
     ops = [(n.domain, n.op_type) for n in fused.graph.node]
-    got_conv = ops.count(("com.microsoft", "FusedConv"))
-    got_gemm = ops.count(("com.microsoft", "FusedGemm"))
-    assert (got_conv, got_gemm) == (want_conv, want_gemm), f"ops after: {ops}"
+    counts = {op: ops.count(("com.microsoft", op)) for op in ("FusedConv", "FusedGemm", "Gelu", "FastGelu")}
+    assert counts == {op: want.get(op, 0) for op in counts}, f"ops after: {ops}"
     imports = {o.domain: o.version for o in fused.opset_import}
-    if got_conv or got_gemm:
+    if any(counts.values()):
         assert imports.get("com.microsoft") == 1, f"opset imports {imports}"
     assert [o.name for o in fused.graph.output] == [o.name for o in model.graph.output]
     original, optimized = session(src), session(dst)
@@ -143,7 +161,8 @@ def check(cli, work, name, model, want_conv, want_gemm):
     feed = {i.name: rng.standard_normal(i.shape).astype(np.float32) for i in original.get_inputs()}
     for want, got, info in zip(original.run(None, feed), optimized.run(None, feed), original.get_outputs()):
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=f"output {info.name}")
-    return f"{got_conv} FusedConv, {got_gemm} FusedGemm, outputs match"
+    fused_ops = [f"{n} {op}" for op, n in counts.items() if n]
+    return ", ".join(fused_ops + ["outputs match"])
 
 
 def main():
@@ -154,9 +173,9 @@ def main():
     shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True)
     failures = 0
-    for name, model, want_conv, want_gemm in cases():
+    for name, model, want in cases():
         try:
-            print(f"PASS {name}: {check(args.cli, args.work, name, model, want_conv, want_gemm)}")
+            print(f"PASS {name}: {check(args.cli, args.work, name, model, want)}")
         except Exception:  # report every case, then fail once
             failures += 1
             print(f"FAIL {name}:\n{traceback.format_exc()}")

@@ -60,15 +60,10 @@ LIGHT_MODELS = (
 
 
 def pass_names_in(pipeline):
-    """Pass names a pipeline text mentions, once each, in order of first mention."""
+    """Pass names a pipeline text mentions, once per step (the report's rows), in order."""
     text = re.sub(r"\{[^}]*\}", "", pipeline)  # options name no pass
-    names = []
-    for word in re.findall(r"[A-Za-z0-9_-]+(?:\()?", text):
-        if word.endswith("("):
-            continue  # fixpoint( and other groups
-        if word not in names:
-            names.append(word)
-    return names
+    # fixpoint( and other groups name no pass either
+    return [word for word in re.findall(r"[A-Za-z0-9_-]+(?:\()?", text) if not word.endswith("(")]
 
 
 def check_report(report_path):

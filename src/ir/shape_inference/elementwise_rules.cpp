@@ -145,6 +145,8 @@ void register_elementwise_rules(rule_table& t) {
                          "Mish",    "BitwiseNot", "Shrink"}) {
     t[op] = unary;
   }
+  t["com.microsoft.Gelu"] = unary;
+  t["com.microsoft.FastGelu"] = unary;  // the bias runs along the last axis
   t["Abs"] = map_values<absolute>;
   t["Identity"] = same_as_input;
   t["Neg"] = map_values<negated>;

@@ -120,6 +120,7 @@ block_array<float> half_erfc_of_abs_over_sqrt2(const A& x) {
 /// arithmetic (+inf, and NaN from -inf * 0).
 struct gelu {
   bool tanh_approximation;
+  explicit gelu(bool tanh) : tanh_approximation(tanh) {}
   explicit gelu(const kernel_build_info& info) {
     const std::string mode = info.node.attr_string("approximate", "none");
     if (mode != "none" && mode != "tanh")
@@ -331,6 +332,34 @@ class clip_kernel final : public kernel {
   std::optional<float> attr_max_;
 };
 
+/// com.microsoft FastGelu: the tanh form of Gelu, of X plus an optional bias that runs along
+/// X's last axis (what the fusion of a bias Add into it gives).
+class fast_gelu_kernel final : public kernel {
+ public:
+  explicit fast_gelu_kernel(const kernel_build_info&) : op_(true) {}
+
+  void compute(kernel_context& ctx) override {
+    const tensor& x = ctx.input(0);
+    const tensor* bias = ctx.input_count() > 1 && ctx.has_input(1) ? &ctx.input(1) : nullptr;
+    dispatch<float_types>(ctx, x.dtype(), [&](auto e) {
+      using E = decltype(e);
+      tensor& y = ctx.allocate_output(0, E::type, x.shape());
+      if (!bias) return unary_map<E, E>(ctx.threads(), x, y, op_);
+      const std::int64_t n = x.shape().empty() ? 1 : x.shape().back();
+      if (bias->dtype() != x.dtype() || bias->element_count() != n) {
+        ctx.fail("bias must hold one value of X's type per entry of X's last axis");
+      }
+      const auto* src = x.data<typename E::storage>();
+      const auto* b = bias->data<typename E::storage>();
+      auto* dst = y.mutable_data<typename E::storage>();
+      for (std::int64_t i = 0; i < x.element_count(); ++i) dst[i] = E::store(op_(E::load(src[i]) + E::load(b[i % n])));
+    });
+  }
+
+ private:
+  gelu op_;
+};
+
 }  // namespace
 
 void register_activation_kernels(kernel_registry& r) {
@@ -344,6 +373,8 @@ void register_activation_kernels(kernel_registry& r) {
   add(r, "Tanh", factory<unary_kernel<float_types, tanh_op>>(), 6);
   add(r, "Erf", factory<unary_kernel<float_types, erf_op>>(), 9);
   add(r, "Gelu", factory<unary_kernel<float_types, gelu>>(), 20);
+  r.add("com.microsoft", "Gelu", factory<unary_kernel<float_types, gelu>>());  // the erf form
+  r.add("com.microsoft", "FastGelu", factory<fast_gelu_kernel>());
   add(r, "Softplus", factory<unary_kernel<float_types, softplus>>(), 1);
   add(r, "Softsign", factory<unary_kernel<float_types, softsign>>(), 1);
   add(r, "Elu", factory<unary_kernel<float_types, elu>>(), 6);
