@@ -2,6 +2,7 @@
 
 #include "inferopt/fusion/eliminate_common_subexpressions.hpp"
 #include "inferopt/fusion/eliminate_noop.hpp"
+#include "inferopt/fusion/fuse_attention.hpp"
 #include "inferopt/fusion/fuse_bn_into_gemm.hpp"
 #include "inferopt/fusion/fuse_consecutive_reshapes.hpp"
 #include "inferopt/fusion/fuse_consecutive_transposes.hpp"
@@ -32,6 +33,7 @@ void register_fusion_passes(pass_registry& registry) {
   registry.add<fuse_pad_into_conv>();
   registry.add<sum_to_add>();
   registry.add<fuse_gelu>();
+  registry.add<fuse_attention>();
 }
 
 }  // namespace inferopt

@@ -179,6 +179,14 @@ void gemm(inference_context& ctx) {
   ctx.set_output_like(0, 0, sym_shape{rows, cols});
 }
 
+/// com.microsoft MultiHeadAttention: [B, S, Dv] from query [B, S, D] and value [B, L, Dv].
+void multi_head_attention(inference_context& ctx) {
+  const sym_shape* q = ctx.dims(0);
+  const sym_shape* v = ctx.input_count() > 2 ? ctx.dims(2) : nullptr;
+  if (!q || q->size() != 3) return ctx.set_output_like(0, 0, std::nullopt);
+  ctx.set_output_like(0, 0, sym_shape{(*q)[0], (*q)[1], v && v->size() == 3 ? (*v)[2] : (*q)[2]});
+}
+
 /// inferopt.BlockSparseMatMul: X [..., K] -> [..., cols] (docs/SPARSE_OPS.md).
 void block_sparse_matmul(inference_context& ctx) {
   const sym_shape* x = ctx.dims(0);
@@ -206,6 +214,7 @@ void register_nn_rules(rule_table& t) {
   t["Gemm"] = gemm;
   t["com.microsoft.FusedGemm"] = gemm;
   t["inferopt.BlockSparseMatMul"] = block_sparse_matmul;
+  t["com.microsoft.MultiHeadAttention"] = multi_head_attention;
 }
 
 }  // namespace inferopt::ir::shape_inference_detail

@@ -116,5 +116,6 @@ void register_matmul_kernels(kernel_registry& r);
 void register_pool_kernels(kernel_registry& r);
 void register_norm_kernels(kernel_registry& r);
 void register_softmax_kernels(kernel_registry& r);
+void register_attention_kernels(kernel_registry& r);
 
 }  // namespace inferopt::runtime::nn

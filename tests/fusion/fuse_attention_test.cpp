@@ -1,0 +1,131 @@
+// fuse-attention: the attention core torch exports becomes com.microsoft MultiHeadAttention.
+//
+// Numbers: the executor runs the model before (MatMul, Softmax, the reshapes) and after (our
+// MultiHeadAttention kernel) on the same random inputs (require_same_outputs, rtol 1e-4):
+// the same products and the same softmax, summed in another order.
+
+#include "inferopt/fusion/fuse_attention.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "fusion_test_util.hpp"
+#include "inferopt/ir/graph_builder.hpp"
+#include "inferopt/ir/shape_inference.hpp"
+
+using namespace inferopt;
+
+namespace {
+
+constexpr std::int64_t batch = 2, seq = 5, heads = 2, head = 4, hidden = heads * head;
+
+/// How the block is written: the two exporters' forms and the knobs the conditions check.
+struct block_form {
+  bool dynamo_key = false;     ///< K^T through the 3-D reshape/transpose sandwich
+  bool split_scale = true;     ///< sqrt(scale) on Q and on K^T (SDPA), else Div after QK^T
+  bool mask = true;            ///< an additive mask input
+  bool guard = true;           ///< Where(IsNaN(p), 0, p)
+  std::vector<std::int64_t> mask_dims{batch, 1, seq, seq};
+};
+
+ir::value* transpose(ir::graph_builder& gb, ir::value* x, std::vector<std::int64_t> perm) {
+  std::vector<ir::attribute> attrs;
+  attrs.push_back(ir::attribute::make_ints("perm", std::move(perm)));
+  return gb.op("Transpose", {x}, std::move(attrs));
+}
+
+ir::value* scalar(ir::graph_builder& gb, float v) { return gb.constant("c", {}, {v}); }
+
+ir::value* projection(ir::graph_builder& gb, ir::value* x) {
+  return gb.add(gb.matmul(x, gb.random_constant("w", {hidden, hidden}, 0.4f)), gb.random_constant("b", {hidden}, 0.1f));
+}
+
+ir::value* heads_of(ir::graph_builder& gb, ir::value* x, std::vector<std::int64_t> perm) {
+  return transpose(gb, gb.reshape(x, {batch, seq, -1, head}), std::move(perm));
+}
+
+/// x [B,S,D] -> self-attention core in `form` -> [B,S,D]; returns the output.
+ir::value* attention_block(ir::graph_builder& gb, ir::value* x, ir::value* mask, const block_form& form) {
+  ir::value* qh = heads_of(gb, projection(gb, x), {0, 2, 1, 3});
+  ir::value* k = projection(gb, x);
+  ir::value* kt = form.dynamo_key ? gb.reshape(transpose(gb, gb.reshape(heads_of(gb, k, {0, 2, 1, 3}), {-1, seq, head}), {0, 2, 1}),
+                                               {batch, heads, head, seq})
+                                  : heads_of(gb, k, {0, 2, 3, 1});
+  ir::value* vh = heads_of(gb, projection(gb, x), {0, 2, 1, 3});
+  ir::value* scores = form.split_scale ? gb.matmul(gb.mul(qh, scalar(gb, 0.7071068f)), gb.mul(kt, scalar(gb, 0.7071068f)))
+                                       : gb.op("Div", {gb.matmul(qh, kt), scalar(gb, 2.0f)});
+  if (mask) scores = gb.add(scores, mask);
+  std::vector<ir::attribute> axis;
+  axis.push_back(ir::attribute::make_int("axis", -1));
+  ir::value* p = gb.op("Softmax", {scores}, std::move(axis));
+  if (form.guard) p = gb.op("Where", {gb.op("IsNaN", {p}), gb.constant("zero", {1}, {0.0f}), p});
+  ir::value* ctx = gb.matmul(p, vh);
+  return gb.reshape(transpose(gb, ctx, {0, 2, 1, 3}), {batch, seq, -1});
+}
+
+ir::model make(const block_form& form) {
+  ir::model m = ir::make_model("attention", 17);
+  ir::graph_builder gb(m.graph(), 11);
+  ir::value* x = gb.input("x", ir::data_type::float32, ir::shape{ir::dim{batch}, ir::dim{seq}, ir::dim{hidden}});
+  ir::value* mask = nullptr;
+  if (form.mask) {
+    ir::shape dims(form.mask_dims.begin(), form.mask_dims.end());
+    mask = gb.input("mask", ir::data_type::float32, dims);
+  }
+  gb.output(attention_block(gb, x, mask, form));
+  (void)ir::infer_shapes(m);
+  return m;
+}
+
+std::size_t count(const ir::model& m, const std::string& op) {
+  std::size_t n = 0;
+  for (const ir::node* node : m.graph().nodes()) n += node->op_type() == op;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("fuse-attention fuses both exporters' attention cores, with and without mask and guard",
+          "[fusion][fuse-attention]") {
+  block_form form;
+  form.dynamo_key = GENERATE(false, true);
+  form.split_scale = GENERATE(true, false);
+  form.guard = GENERATE(true, false);
+  form.mask = GENERATE(true, false);
+  CAPTURE(form.dynamo_key, form.split_scale, form.guard, form.mask);
+  ir::model m = make(form);
+  const pass_record r = test::pass_checker("fuse-attention").run_and_compare(m);
+  CHECK(r.rewrites == 1);
+  CHECK(count(m, "MultiHeadAttention") == 1);
+  CHECK(count(m, "Softmax") == 0);
+  CHECK(count(m, "Transpose") == 0);
+  CHECK(count(m, "IsNaN") == (form.guard ? 1 : 0));
+  CHECK(m.opset("com.microsoft") == std::optional<std::int64_t>(1));
+  for (const ir::node* n : m.graph().nodes()) {
+    if (n->op_type() != "MultiHeadAttention") continue;
+    CHECK(n->attr_int("num_heads", 0) == heads);
+    CHECK(n->attr_float("scale", 0.0f) == Approx(0.5));
+    CHECK(n->inputs().size() == (form.mask ? 6u : 3u));
+  }
+}
+
+TEST_CASE("fuse-attention declines a mask MultiHeadAttention cannot take, and scores read elsewhere",
+          "[fusion][fuse-attention]") {
+  const test::pass_checker checker("fuse-attention");
+  SECTION("a mask broadcast over the query axis") {
+    block_form form;
+    form.mask_dims = {batch, 1, 1, seq};
+    ir::model m = make(form);
+    const pass_record r = checker.require_declined(m);
+    CHECK(r.counters.at("declined-mask-shape") == 1);
+  }
+  SECTION("the probabilities are also a graph output") {
+    block_form form;
+    ir::model m = make(form);
+    for (ir::node* n : m.graph().nodes()) {
+      if (n->is("Softmax")) m.graph().add_output(n->output(0));
+    }
+    checker.require_declined(m);
+  }
+}
