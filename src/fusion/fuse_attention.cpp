@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <vector>
 
 #include "fused_activation.hpp"
@@ -22,6 +24,9 @@ struct attention_match {
   std::int64_t heads = 0;
   double scale = 1.0;
   std::vector<ir::node*> replaced;  ///< every node the fused one replaces
+  /// Shape nodes reading values of the pattern: allowed when all they feed is the shape
+  /// input of the pattern's own reshapes (the dynamic exports compute those shapes so).
+  std::vector<ir::node*> shape_readers;
   ir::node* merge = nullptr;
 };
 
@@ -42,10 +47,35 @@ bool has_perm(const ir::node* n, std::vector<std::int64_t> perm) {
   return is_node(n, "Transpose", 1) && n->attr_ints("perm", {}) == perm;
 }
 
-/// The producer of `v` when `v` is read only by `reader` (condition 4), else null.
-ir::node* private_producer(const ir::value* v, const ir::node* reader) {
-  if (!v || !v->producer() || ir::sole_user(v) != reader) return nullptr;
-  return v->producer();
+/// Whether every reader of `v` but `reader` is a Shape node (recorded in `m`), `reader` reads
+/// it, and `v` is not a graph output (condition 4).
+bool read_only_by(const ir::value* v, const ir::node* reader, attention_match& m) {
+  if (!v || !reader || v->is_graph_output()) return false;
+  bool found = false;
+  std::vector<ir::node*> shapes;
+  for (const ir::use& u : v->uses()) {
+    if (u.user == reader) found = true;
+    else if (u.user->is("Shape")) shapes.push_back(u.user);
+    else return false;
+  }
+  if (found) m.shape_readers.insert(m.shape_readers.end(), shapes.begin(), shapes.end());
+  return found;
+}
+
+/// The producer of `v` when `v` is read only by `reader` (and Shape nodes), else null.
+ir::node* private_producer(const ir::value* v, const ir::node* reader, attention_match& m) {
+  return v && v->producer() && read_only_by(v, reader, m) ? v->producer() : nullptr;
+}
+
+/// The one reader of `v` that is not a Shape node, when `v` is read only so; else null.
+ir::node* only_reader(const ir::value* v, attention_match& m) {
+  ir::node* reader = nullptr;
+  for (const ir::use& u : v->uses()) {
+    if (u.user->is("Shape")) continue;
+    if (reader && reader != u.user) return nullptr;
+    reader = u.user;
+  }
+  return read_only_by(v, reader, m) ? reader : nullptr;
 }
 
 class attention_reader {
@@ -54,9 +84,9 @@ class attention_reader {
 
   /// Qh = Transpose(Reshape(Q), 0,2,1,3) read by `reader`: Q, with the head split checked.
   ir::value* split_heads(const ir::value* qh, const ir::node* reader, std::vector<std::int64_t> perm) {
-    ir::node* t = private_producer(qh, reader);
+    ir::node* t = private_producer(qh, reader, m_);
     if (!has_perm(t, std::move(perm))) return nullptr;
-    ir::node* r = private_producer(t->input(0), t);
+    ir::node* r = private_producer(t->input(0), t, m_);
     if (!is_node(r, "Reshape", 2) || !is_head_split(r->input(0), r->output(0))) return nullptr;
     m_.replaced.push_back(r);
     m_.replaced.push_back(t);
@@ -67,11 +97,11 @@ class attention_reader {
   ir::value* key_transposed(const ir::value* kt, const ir::node* reader) {
     if (ir::value* k = split_heads(kt, reader, {0, 2, 3, 1})) return k;
     // dynamo: Reshape(Transpose(Reshape(Kh, [B*N, L, h]), 0,2,1), [B,N,h,L])
-    ir::node* back = private_producer(kt, reader);
+    ir::node* back = private_producer(kt, reader, m_);
     if (!is_node(back, "Reshape", 2)) return nullptr;
-    ir::node* t3 = private_producer(back->input(0), back);
+    ir::node* t3 = private_producer(back->input(0), back, m_);
     if (!has_perm(t3, {0, 2, 1})) return nullptr;
-    ir::node* flat = private_producer(t3->input(0), t3);
+    ir::node* flat = private_producer(t3->input(0), t3, m_);
     if (!is_node(flat, "Reshape", 2)) return nullptr;
     const ir::shape* kh = dims_of(flat->input(0));
     const ir::shape* out = dims_of(kt);
@@ -88,7 +118,7 @@ class attention_reader {
   /// `v` (read by `reader`) = x * c or c * x with c a one-element constant: x, multiplying
   /// `factor` by c, and moves `reader` to the Mul; `v` itself otherwise.
   ir::value* unscaled(ir::value* v, const ir::node*& reader, double& factor) {
-    ir::node* mul = private_producer(v, reader);
+    ir::node* mul = private_producer(v, reader, m_);
     if (!is_node(mul, "Mul", 2)) return v;
     for (std::size_t i = 0; i < 2; ++i) {
       const auto c = ir::constant_floats(mul->input(1 - i), ctx_.ir_version());
@@ -127,11 +157,11 @@ class attention_reader {
 /// Softmax input back to Q and K: the scale, the mask and the products (conditions 1 to 3).
 decline read_scores(attention_reader& r, const pass_context& ctx, ir::node& softmax, attention_match& m) {
   ir::value* s = softmax.input(0);
-  ir::node* add = private_producer(s, &softmax);
+  ir::node* add = private_producer(s, &softmax, m);
   ir::node* matmul = nullptr;
   if (is_node(add, "Add", 2)) {
     for (std::size_t i = 0; i < 2 && !matmul; ++i) {
-      ir::node* p = private_producer(add->input(i), add);
+      ir::node* p = private_producer(add->input(i), add, m);
       if (is_node(p, "MatMul", 2) || is_node(p, "Mul", 2) || is_node(p, "Div", 2)) {
         matmul = p;
         m.mask = add->input(1 - i);
@@ -149,7 +179,7 @@ decline read_scores(attention_reader& r, const pass_context& ctx, ir::node& soft
     const auto c = ir::constant_floats(matmul->input(1), ctx.ir_version());
     if (!c || c->size() != 1 || (*c)[0] == 0) return "declined-scale";
     scale = divide ? 1 / (*c)[0] : (*c)[0];
-    ir::node* product = private_producer(matmul->input(0), matmul);
+    ir::node* product = private_producer(matmul->input(0), matmul, m);
     m.replaced.push_back(matmul);
     matmul = product;
   }
@@ -183,19 +213,19 @@ decline read_context(attention_reader& r, const pass_context& ctx, ir::node& sof
     m.guard_zero = where->input(1);
     m.replaced.insert(m.replaced.end(), {isnan, where});
     p = where->output(0);
-    pv = ir::sole_user(p);
+    pv = only_reader(p, m);
   }
   if (!is_node(pv, "MatMul", 2) || pv->input(0) != p || pv->input(1) == p) return "declined-pattern";
   m.v = r.split_heads(pv->input(1), pv, {0, 2, 1, 3});
   if (!m.v) return "declined-head-split";
   m.replaced.push_back(pv);
   ir::value* ctx_heads = pv->output(0);
-  ir::node* next = ir::sole_user(ctx_heads);
+  ir::node* next = only_reader(ctx_heads, m);
   if (is_node(next, "Reshape", 2) && dims_of(ctx_heads) && dims_of(next->output(0)) &&
       *dims_of(ctx_heads) == *dims_of(next->output(0))) {  // ts: a Reshape that changes nothing
     m.replaced.push_back(next);
     ctx_heads = next->output(0);
-    next = ir::sole_user(ctx_heads);
+    next = only_reader(ctx_heads, m);
   }
   if (!has_perm(next, {0, 2, 1, 3})) return "declined-pattern";
   m.replaced.push_back(next);
@@ -208,6 +238,34 @@ decline read_context(attention_reader& r, const pass_context& ctx, ir::node& sof
   }
   m.merge = merge;
   return nullptr;
+}
+
+/// The shape arithmetic the Shape readers feed, when all of it ends in the shape input of a
+/// Reshape the match replaces (the dynamic exports build those shapes from Shape nodes):
+/// added to `replaced`, since it dies with the pattern. False when it reaches anything else.
+bool absorb_shape_readers(attention_match& m) {
+  static const std::set<std::string_view> shape_ops{"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice",
+                                                    "Cast",  "Mul",    "Add",       "Sub",     "Div",    "Max", "Min"};
+  std::set<const ir::node*> sinks(m.replaced.begin(), m.replaced.end());
+  sinks.insert(m.merge);
+  std::set<ir::node*> seen;
+  std::vector<ir::node*> todo = m.shape_readers;
+  while (!todo.empty()) {
+    ir::node* n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (seen.size() > 64 || !n->is_onnx_domain() || !shape_ops.count(n->op_type())) return false;
+    for (const ir::value* out : n->outputs()) {
+      if (!out) continue;
+      if (out->is_graph_output()) return false;
+      for (const ir::use& u : out->uses()) {
+        const bool shape_input = sinks.count(u.user) && u.user->is("Reshape") && u.input_index == 1;
+        if (!shape_input) todo.push_back(u.user);
+      }
+    }
+  }
+  m.replaced.insert(m.replaced.end(), seen.begin(), seen.end());
+  return true;
 }
 
 /// Conditions 1 (types) and 3 (the mask's shape: [B or 1, N or 1, S, L]).
@@ -241,6 +299,7 @@ match_result<attention_match> find_match(const pass_context& ctx, ir::node& soft
   m.replaced.push_back(&softmax);
   if (decline why = read_context(r, ctx, softmax, m)) return match_result<attention_match>::declined(why);
   if (decline why = check_operands(m, r.heads())) return match_result<attention_match>::declined(why);
+  if (!absorb_shape_readers(m)) return match_result<attention_match>::declined("declined-shape-reader");
   if (!fusion::detail::microsoft_opset_usable(ctx)) return match_result<attention_match>::declined("declined-opset");
   m.heads = r.heads();
   return m;

@@ -26,6 +26,7 @@ struct block_form {
   bool split_scale = true;     ///< sqrt(scale) on Q and on K^T (SDPA), else Div after QK^T
   bool mask = true;            ///< an additive mask input
   bool guard = true;           ///< Where(IsNaN(p), 0, p)
+  bool shaped_noop = false;    ///< Reshape(ctx, Shape(ctx)) before the merge, as dynamic exports write it
   std::vector<std::int64_t> mask_dims{batch, 1, seq, seq};
 };
 
@@ -61,6 +62,7 @@ ir::value* attention_block(ir::graph_builder& gb, ir::value* x, ir::value* mask,
   ir::value* p = gb.op("Softmax", {scores}, std::move(axis));
   if (form.guard) p = gb.op("Where", {gb.op("IsNaN", {p}), gb.constant("zero", {1}, {0.0f}), p});
   ir::value* ctx = gb.matmul(p, vh);
+  if (form.shaped_noop) ctx = gb.op("Reshape", {ctx, gb.op("Shape", {ctx})});
   return gb.reshape(transpose(gb, ctx, {0, 2, 1, 3}), {batch, seq, -1});
 }
 
@@ -93,7 +95,8 @@ TEST_CASE("fuse-attention fuses both exporters' attention cores, with and withou
   form.split_scale = GENERATE(true, false);
   form.guard = GENERATE(true, false);
   form.mask = GENERATE(true, false);
-  CAPTURE(form.dynamo_key, form.split_scale, form.guard, form.mask);
+  form.shaped_noop = GENERATE(false, true);
+  CAPTURE(form.dynamo_key, form.split_scale, form.guard, form.mask, form.shaped_noop);
   ir::model m = make(form);
   const pass_record r = test::pass_checker("fuse-attention").run_and_compare(m);
   CHECK(r.rewrites == 1);
@@ -101,6 +104,7 @@ TEST_CASE("fuse-attention fuses both exporters' attention cores, with and withou
   CHECK(count(m, "Softmax") == 0);
   CHECK(count(m, "Transpose") == 0);
   CHECK(count(m, "IsNaN") == (form.guard ? 1 : 0));
+  CHECK(count(m, "Shape") == 0);  // the no-op Reshape's shape arithmetic goes with it
   CHECK(m.opset("com.microsoft") == std::optional<std::int64_t>(1));
   for (const ir::node* n : m.graph().nodes()) {
     if (n->op_type() != "MultiHeadAttention") continue;
@@ -119,6 +123,19 @@ TEST_CASE("fuse-attention declines a mask MultiHeadAttention cannot take, and sc
     ir::model m = make(form);
     const pass_record r = checker.require_declined(m);
     CHECK(r.counters.at("declined-mask-shape") == 1);
+  }
+  SECTION("a Shape of the scores read outside the pattern") {
+    block_form form;
+    ir::model m = make(form);
+    for (ir::node* n : m.graph().nodes()) {
+      if (n->is("Softmax")) {
+        ir::graph_builder gb(m.graph(), 1);
+        gb.output(gb.op("Shape", {n->input(0)}));
+        break;
+      }
+    }
+    const pass_record r = checker.require_declined(m);
+    CHECK(r.counters.at("declined-shape-reader") == 1);
   }
   SECTION("the probabilities are also a graph output") {
     block_form form;
