@@ -8,22 +8,23 @@
 // optional key_padding_mask (input 4, int32 [B, L], 0 = padding) adds mask_filter_value to
 // the padded keys, and the optional attention_bias (input 5, [B or 1, N or 1, S, L]) is added
 // to the scaled scores. A row whose scores are all -inf gives NaN, as in onnxruntime.
-// Heads run in parallel over B x N; each does two Eigen products on strided views.
+// Heads run in parallel over B x N; each does two products on strided views of the inputs,
+// through the kernels' one GEMM (nn_gemm.hpp: the widest instruction set the CPU has).
 
 #include <Eigen/Core>
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "nn_common.hpp"
+#include "nn_gemm.hpp"
 
 namespace inferopt::runtime::nn {
 namespace {
 
 using matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using strided = Eigen::Map<const matrix, 0, Eigen::OuterStride<>>;
-using strided_out = Eigen::Map<matrix, 0, Eigen::OuterStride<>>;
 
 /// The sizes one call works on, read from the inputs' shapes.
 struct attention_dims {
@@ -46,40 +47,34 @@ class multi_head_attention_kernel final : public kernel {
 
   void compute(kernel_context& ctx) override {
     const attention_dims d = read_dims(ctx);
-    const tensor& q = ctx.input(0);
-    const tensor& k = ctx.input(1);
-    const tensor& v = ctx.input(2);
-    for (const tensor* t : {&q, &k, &v}) {
-      if (t->dtype() != data_type::float32) ctx.fail("only float32 is supported");
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (ctx.input(i).dtype() != data_type::float32) ctx.fail("only float32 is supported");
     }
     tensor& out = ctx.allocate_output(0, data_type::float32, {d.batch, d.query_len, d.value_hidden});
     const std::vector<float> key_bias = key_padding_bias(ctx, d);
     const tensor* bias = optional_input(ctx, 5);
     if (bias) check_attention_bias(ctx, *bias, d);
-    const std::vector<float> projected = projection_bias(ctx, d);
+    const operands x = with_projection_bias(ctx, d);
     const float scale = scale_ ? *scale_ : 1.0f / std::sqrt(static_cast<float>(d.head));
+    float* o = out.mutable_data<float>();
     detail::parallel_for(ctx.threads(), d.batch * d.heads, 1, [&](std::int64_t lo, std::int64_t hi) {
       matrix scores(d.query_len, d.key_len);
-      matrix qh, kh, vh;
       for (std::int64_t bn = lo; bn < hi; ++bn) {
         const std::int64_t b = bn / d.heads, n = bn % d.heads;
-        const strided qv = head_view(q, b, n, d.query_len, d.hidden, d.head);
-        const strided kv = head_view(k, b, n, d.key_len, d.hidden, d.head);
-        const strided vv = head_view(v, b, n, d.key_len, d.value_hidden, d.value_head);
-        if (!projected.empty()) {
-          qh = qv.rowwise() + row_of(projected, n * d.head, d.head);
-          kh = kv.rowwise() + row_of(projected, d.hidden + n * d.head, d.head);
-          vh = vv.rowwise() + row_of(projected, 2 * d.hidden + n * d.value_head, d.value_head);
-          scores.noalias() = scale * (qh * kh.transpose());
-        } else {
-          scores.noalias() = scale * (qv * kv.transpose());
-        }
+        gemm_args<float> qk;  // scores = scale * Q_bn K_bn^T
+        qk.m = d.query_len, qk.n = d.key_len, qk.k = d.head;
+        qk.a = x.q + b * d.query_len * d.hidden + n * d.head, qk.lda = d.hidden;
+        qk.b = x.k + b * d.key_len * d.hidden + n * d.head, qk.ldb = d.hidden, qk.trans_b = true;
+        qk.c = scores.data(), qk.ldc = d.key_len, qk.alpha = scale;
+        gemm(qk, 1);
         add_biases(scores, bias, key_bias, b, n, d);
         softmax_rows(scores);
-        strided_out o(out.mutable_data<float>() + b * d.query_len * d.value_hidden + n * d.value_head, d.query_len,
-                      d.value_head, Eigen::OuterStride<>(d.value_hidden));
-        if (!projected.empty()) o.noalias() = scores * vh;
-        else o.noalias() = scores * vv;
+        gemm_args<float> pv;  // O_bn = P V_bn, into the head's columns of the output
+        pv.m = d.query_len, pv.n = d.value_head, pv.k = d.key_len;
+        pv.a = scores.data(), pv.lda = d.key_len;
+        pv.b = x.v + b * d.key_len * d.value_hidden + n * d.value_head, pv.ldb = d.value_hidden;
+        pv.c = o + b * d.query_len * d.value_hidden + n * d.value_head, pv.ldc = d.value_hidden;
+        gemm(pv, 1);
       }
     });
   }
@@ -105,24 +100,39 @@ class multi_head_attention_kernel final : public kernel {
     return d;
   }
 
-  /// Rows of one head of x[b]: `rows` x `width`, `stride` apart.
-  static strided head_view(const tensor& x, std::int64_t b, std::int64_t n, std::int64_t rows, std::int64_t stride,
-                           std::int64_t width) {
-    return strided(x.data<float>() + b * rows * stride + n * width, rows, width, Eigen::OuterStride<>(stride));
-  }
+  /// Query, key and value as the products read them: the inputs, or copies with the
+  /// projection bias (input 3, [D + D + Dv]) added.
+  struct operands {
+    const float* q;
+    const float* k;
+    const float* v;
+    std::vector<float> biased;  // owns the copies when there is a bias
+  };
 
-  static Eigen::Map<const Eigen::RowVectorXf> row_of(const std::vector<float>& v, std::int64_t offset, std::int64_t n) {
-    return Eigen::Map<const Eigen::RowVectorXf>(v.data() + offset, n);
-  }
-
-  /// Input 3: the projection bias [D + D + Dv], or empty.
-  static std::vector<float> projection_bias(const kernel_context& ctx, const attention_dims& d) {
+  static operands with_projection_bias(const kernel_context& ctx, const attention_dims& d) {
+    const tensor& q = ctx.input(0);
+    const tensor& k = ctx.input(1);
+    const tensor& v = ctx.input(2);
     const tensor* bias = optional_input(ctx, 3);
-    if (!bias) return {};
+    if (!bias) return {q.data<float>(), k.data<float>(), v.data<float>(), {}};
     if (bias->dtype() != data_type::float32 || bias->element_count() != 2 * d.hidden + d.value_hidden) {
       ctx.fail("bias must be float32 of " + std::to_string(2 * d.hidden + d.value_hidden) + " values");
     }
-    return std::vector<float>(bias->data<float>(), bias->data<float>() + bias->element_count());
+    operands x{nullptr, nullptr, nullptr, {}};
+    x.biased.resize(static_cast<std::size_t>(q.element_count() + k.element_count() + v.element_count()));
+    float* dst = x.biased.data();
+    const float* b = bias->data<float>();
+    const auto add = [&](const tensor& t, std::int64_t width, const float* row_bias) {
+      const float* src = t.data<float>();
+      for (std::int64_t i = 0; i < t.element_count(); ++i) dst[i] = src[i] + row_bias[i % width];
+      const float* start = dst;
+      dst += t.element_count();
+      return start;
+    };
+    x.q = add(q, d.hidden, b);
+    x.k = add(k, d.hidden, b + d.hidden);
+    x.v = add(v, d.value_hidden, b + 2 * d.hidden);
+    return x;
   }
 
   /// Input 4 as an additive [B, L] bias: mask_filter_value where the mask is 0; empty if absent.
@@ -154,7 +164,7 @@ class multi_head_attention_kernel final : public kernel {
       const std::int64_t offset = ((s[0] == 1 ? 0 : b) * s[1] + (s[1] == 1 ? 0 : n)) * d.query_len * d.key_len;
       scores += Eigen::Map<const matrix>(bias->data<float>() + offset, d.query_len, d.key_len);
     }
-    if (!key_bias.empty()) scores.rowwise() += row_of(key_bias, b * d.key_len, d.key_len);
+    if (!key_bias.empty()) scores.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(key_bias.data() + b * d.key_len, d.key_len);
   }
 
   /// Each row to its softmax; a row of -inf gives NaN (its maximum is -inf).
