@@ -18,6 +18,7 @@
 #include "inferopt/core/atomic_file.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "proto_bridge.hpp"
+#include "unknown_fields.hpp"
 
 namespace inferopt::ir {
 namespace {
@@ -27,6 +28,11 @@ namespace fs = std::filesystem;
 void check_model_message(const onnx::ModelProto& mp, const std::string& subject) {
   if (!mp.has_ir_version()) throw error(errc::invalid_model, subject + ": not an ONNX model (no ir_version)");
   if (!mp.has_graph()) throw error(errc::invalid_model, subject + ": model has no graph");
+  try {
+    detail::check_unknown_fields(mp);
+  } catch (const error& e) {
+    throw error(e.code(), subject + ": " + e.what());
+  }
 }
 
 /// Buffer size for file streams. Protobuf's default (8 KiB) costs one system call per 8 KiB;

@@ -2,6 +2,7 @@
 // what, unchecked, divides by zero or indexes out of bounds further on.
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -136,7 +137,17 @@ const std::unordered_map<std::string_view, std::vector<range_check>>& range_chec
 
 }  // namespace
 
+/// A normalization's epsilon keeps its square root real: finite and not negative (onnxruntime
+/// refuses a negative one when it fuses the op).
+void epsilon_is_not_negative(const node& n) {
+  const attribute* a = n.find_attribute("epsilon");
+  if (a && a->kind == attribute_kind::f && !(a->f >= 0.0f && std::isfinite(a->f))) {
+    refuse(n, "epsilon " + std::to_string(a->f) + " must be finite and not negative");
+  }
+}
+
 void check_attribute_ranges(const node& n) {
+  epsilon_is_not_negative(n);  // every domain: com.microsoft's normalizations take one too
   if (!n.is_onnx_domain()) return;
   flags_are_flags(n);
   auto it = range_checks().find(n.op_type());

@@ -33,7 +33,7 @@ void check_schema(const node& n, std::int64_t opset);
 
 /// Attribute values the schemas cannot express: strides, dilations and kernel sizes above 0,
 /// pads at least 0, a group of at least 1, a perm that is a permutation, block sizes above 0,
-/// a Cast target that is a data type.
+/// a Cast target that is a data type, a normalization's epsilon finite and not negative.
 void check_attribute_ranges(const node& n);
 
 /// The element types of the node's inputs and outputs (as shape inference left them) against

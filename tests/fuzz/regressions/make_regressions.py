@@ -252,6 +252,16 @@ def if_branch_declared(dims):
     return model([node], [tensor("cond", [], TensorProto.BOOL), tensor("x", [1, 4])], [tensor("y", None)])
 
 
+def corrupt_node_metadata():
+    """A node's metadata_props entry (ONNX 1.16+, unknown to the linked schema) with a length
+    that runs past its end: our parser keeps the field as opaque bytes, onnxruntime's fails."""
+    node = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    entry = node.metadata_props.add()
+    entry.key, entry.value = "origin", "None"
+    m = model([node], [tensor("x", [1, 4])], [tensor("y", [1, 4])])
+    return with_bytes_replaced(m, b"\x12\x04None", b"\x12\x84None")
+
+
 def cases():
     """(file name, model, phrase the error line must contain)."""
     seq = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [1, 4]))
@@ -318,6 +328,10 @@ def cases():
     yield "graph_without_outputs.onnx", model([], [], []), "the graph has no outputs"
     yield "layer_norm_without_bias.onnx", layer_norm_without_bias(), "*"
     yield "if_branch_shape_contradiction.onnx", if_branch_declared([1, 5]), "is declared 1x5 but computes 1x4"
+    yield "corrupt_node_metadata.onnx", corrupt_node_metadata(), "field 9 of NodeProto (unknown to this ONNX schema) is malformed"
+    yield "layer_norm_nan_epsilon.onnx", model(
+        [helper.make_node("LayerNormalization", ["x", "scale"], ["y"], name="norm", epsilon=float("nan"))],
+        [tensor("x", [2, 4])], [tensor("y", [2, 4])], [weights("scale", [4])]), "epsilon nan must be finite and not negative"
     # Accepted once though onnxruntime then failed on every input: operands of shapes no data fits.
     yield "conv_matrix_bias.onnx", conv_with_matrix_bias(), "bias must be a vector, not of rank 2"
     yield "gemm_bias_not_broadcasting.onnx", gemm_with_bias([2, 2]), "does not broadcast to the product's"
