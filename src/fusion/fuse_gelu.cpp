@@ -57,14 +57,10 @@ class chain_reader {
   const pass_context& ctx_;
 };
 
-/// From Add(inner, 1) on: 0.5 * x * a in one of its three associations. Fills `erased` and
-/// `last`; false when the tail is not there.
-bool read_tail(const chain_reader& r, ir::node* add_one, ir::value* x, gelu_match& m) {
-  ir::value* inner = add_one->input(0);
-  if (chain_reader::other_operand(add_one, "Add", inner) == nullptr || !r.is_number(add_one->input(1), 1.0)) {
-    inner = add_one->input(1);
-    if (!r.is_number(add_one->input(0), 1.0)) return false;
-  }
+/// From Add(inner, 1) on (`add_one` reads `inner`): 0.5 * x * a in one of its three
+/// associations. Fills `erased` and `last`; false when the tail is not there.
+bool read_tail(const chain_reader& r, const ir::value* inner, ir::node* add_one, ir::value* x, gelu_match& m) {
+  if (!r.is_number(chain_reader::other_operand(add_one, "Add", inner), 1.0)) return false;
   ir::value* a = add_one->output(0);
   ir::node* first = chain_reader::next(a);
   if (!first) return false;
@@ -105,9 +101,9 @@ std::optional<gelu_match> read_erf_form(const chain_reader& r, ir::node& erf) {
     x = scale->input(0);
   }
   ir::node* add_one = chain_reader::next(erf.output(0));
-  if (!x || !add_one || !add_one->is("Add") || add_one->inputs().size() != 2) return std::nullopt;
+  if (!x || !add_one) return std::nullopt;
   gelu_match m{x, {scale, &erf}, nullptr, false};
-  if (!read_tail(r, add_one, x, m)) return std::nullopt;
+  if (!read_tail(r, erf.output(0), add_one, x, m)) return std::nullopt;
   return m;
 }
 
@@ -149,7 +145,7 @@ std::optional<gelu_match> read_tanh_form(const chain_reader& r, ir::node& tanh) 
     gelu_match m{found->first, found->second, nullptr, true};
     m.erased.insert(m.erased.end(), {times, add, outer, &tanh});
     ir::node* add_one = chain_reader::next(tanh.output(0));
-    if (!add_one || !add_one->is("Add") || add_one->inputs().size() != 2 || !read_tail(r, add_one, m.x, m)) return std::nullopt;
+    if (!add_one || !read_tail(r, tanh.output(0), add_one, m.x, m)) return std::nullopt;
     return m;
   }
   return std::nullopt;

@@ -130,6 +130,11 @@ std::vector<graph*> node::subgraphs() const {
   return out;
 }
 
+graph* node::subgraph(std::string_view name) const {
+  const attribute* a = find_attribute(name);
+  return a && a->kind == attribute_kind::g && !a->graphs.empty() ? a->graphs.front().get() : nullptr;
+}
+
 std::string node::describe() const {
   std::string who = name_.empty() ? "#" + std::to_string(serial_) : "'" + name_ + "'";
   return who + " (" + (domain_.empty() ? "" : domain_ + ".") + op_type_ + ")";

@@ -86,6 +86,15 @@ std::size_t count(const ir::model& m, const std::string& op) {
   return n;
 }
 
+/// The block's one Softmax.
+ir::node& the_softmax(const ir::model& m) {
+  for (ir::node* n : m.graph().nodes()) {
+    if (n->is("Softmax")) return *n;
+  }
+  FAIL("the block has no Softmax");
+  throw;
+}
+
 }  // namespace
 
 TEST_CASE("fuse-attention fuses both exporters' attention cores, with and without mask and guard",
@@ -127,22 +136,15 @@ TEST_CASE("fuse-attention declines a mask MultiHeadAttention cannot take, and sc
   SECTION("a Shape of the scores read outside the pattern") {
     block_form form;
     ir::model m = make(form);
-    for (ir::node* n : m.graph().nodes()) {
-      if (n->is("Softmax")) {
-        ir::graph_builder gb(m.graph(), 1);
-        gb.output(gb.op("Shape", {n->input(0)}));
-        break;
-      }
-    }
+    ir::graph_builder gb(m.graph(), 1);
+    gb.output(gb.op("Shape", {the_softmax(m).input(0)}));
     const pass_record r = checker.require_declined(m);
     CHECK(r.counters.at("declined-shape-reader") == 1);
   }
   SECTION("the probabilities are also a graph output") {
     block_form form;
     ir::model m = make(form);
-    for (ir::node* n : m.graph().nodes()) {
-      if (n->is("Softmax")) m.graph().add_output(n->output(0));
-    }
+    m.graph().add_output(the_softmax(m).output(0));
     checker.require_declined(m);
   }
 }

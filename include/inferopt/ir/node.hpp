@@ -50,6 +50,9 @@ class node {
 
   /// The nested graphs of If, Loop, Scan and any graph-valued attribute.
   [[nodiscard]] std::vector<graph*> subgraphs() const;
+  /// The graph of the graph-valued attribute `name` (If's `then_branch`, Loop's `body`), or
+  /// null when the node has none.
+  [[nodiscard]] graph* subgraph(std::string_view name) const;
 
   [[nodiscard]] graph* owner() const noexcept { return owner_; }
   [[nodiscard]] bool is_dead() const noexcept { return dead_; }

@@ -73,12 +73,8 @@ class engine {
   /// If: both branches inferred, and each output what they agree on. Other ops with
   /// subgraphs (Loop, Scan: their bodies' inputs change per iteration) stay unknown.
   bool infer_if(node& n, inference_context& ctx) {
-    const auto branch = [&](std::string_view name) -> graph* {
-      const attribute* a = n.find_attribute(name);
-      return a && a->kind == attribute_kind::g && !a->graphs.empty() ? a->graphs.front().get() : nullptr;
-    };
-    graph* then_branch = branch("then_branch");
-    graph* else_branch = branch("else_branch");
+    graph* then_branch = n.subgraph("then_branch");
+    graph* else_branch = n.subgraph("else_branch");
     // Nesting is bounded by validation; the cap keeps a direct caller's stack safe too.
     if (!n.is("If") || !then_branch || !else_branch || if_depth_ >= max_if_depth) return false;
     ++if_depth_;

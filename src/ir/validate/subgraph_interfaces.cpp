@@ -12,11 +12,6 @@
 namespace inferopt::ir::validation {
 namespace {
 
-const graph* body(const node& n, std::string_view name) {
-  const attribute* a = n.find_attribute(name);
-  return a && a->kind == attribute_kind::g && !a->graphs.empty() ? a->graphs.front().get() : nullptr;
-}
-
 void counts_match(const node& n, const char* what, std::size_t node_count, std::size_t body_count) {
   if (node_count != body_count) {
     refuse(n, "the node has " + std::to_string(node_count) + " " + what + " but its body has " + std::to_string(body_count));
@@ -50,8 +45,8 @@ void check_condition(const node& n) {
 }
 
 void check_if(const node& n) {
-  const graph* then_branch = body(n, "then_branch");
-  const graph* else_branch = body(n, "else_branch");
+  const graph* then_branch = n.subgraph("then_branch");
+  const graph* else_branch = n.subgraph("else_branch");
   if (!then_branch || !else_branch) return;  // the schema check reports missing attributes
   counts_match(n, "outputs", n.outputs().size(), then_branch->outputs().size());
   counts_match(n, "outputs", n.outputs().size(), else_branch->outputs().size());
@@ -69,7 +64,7 @@ void check_if(const node& n) {
 }
 
 void check_loop(const node& n) {
-  const graph* b = body(n, "body");
+  const graph* b = n.subgraph("body");
   if (!b) return;
   // Inputs: trip count, condition, N carried; body: iteration, condition, N carried.
   counts_match(n, "inputs", n.inputs().size(), b->inputs().size());
@@ -80,7 +75,7 @@ void check_loop(const node& n) {
 }
 
 void check_scan(const node& n) {
-  const graph* b = body(n, "body");
+  const graph* b = n.subgraph("body");
   if (!b) return;
   // (Inputs differ by opset: Scan-8 takes sequence lengths first.)
   counts_match(n, "outputs", n.outputs().size(), b->outputs().size());
