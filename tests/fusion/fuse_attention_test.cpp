@@ -148,3 +148,93 @@ TEST_CASE("fuse-attention declines a mask MultiHeadAttention cannot take, and sc
     checker.require_declined(m);
   }
 }
+
+namespace {
+
+/// nn.MultiheadAttention as ViT exports it: x [B,S,D] -> Transpose into [S,B,D] -> packed
+/// in-projection -> q, k, v -> sequence-first head splits -> core -> Gemm out-projection ->
+/// back to [B,S,D].
+struct seq_first_form {
+  bool dynamo_key = false;  ///< K^T as one [B*N,h,S] transpose, else a 4-D transpose of K's heads
+  bool in_bias = true;      ///< the packed projection has a bias
+  bool out_bias = true;     ///< the Gemm has C
+  bool out_gemm = true;     ///< the out-projection is a Gemm (else a MatMul, which is declined)
+};
+
+ir::value* seq_first_heads(ir::graph_builder& gb, ir::value* part, bool key_transposed) {
+  ir::value* rows = gb.reshape(part, {seq, batch * heads, head});
+  if (key_transposed) return gb.reshape(transpose(gb, rows, {1, 2, 0}), {batch, heads, head, seq});
+  return gb.reshape(transpose(gb, rows, {1, 0, 2}), {batch, heads, seq, head});
+}
+
+ir::model make_seq_first(const seq_first_form& form) {
+  ir::model m = ir::make_model("vit_attention", 17);
+  ir::graph_builder gb(m.graph(), 11);
+  ir::value* x = gb.input("x", ir::data_type::float32, ir::shape{ir::dim{batch}, ir::dim{seq}, ir::dim{hidden}});
+  ir::value* packed = gb.matmul(transpose(gb, x, {1, 0, 2}), gb.random_constant("w_in", {hidden, 3 * hidden}, 0.4f));
+  if (form.in_bias) packed = gb.add(packed, gb.random_constant("b_in", {3 * hidden}, 0.1f));
+  ir::value* split = transpose(gb, gb.reshape(packed, {1, seq, batch, 3, hidden}), {3, 1, 2, 0, 4});
+  ir::value* parts = gb.op("Squeeze", {split, gb.constant_i64("axes", {1}, {3})});
+  std::vector<ir::value*> qkv;
+  for (std::int64_t i = 0; i < 3; ++i) {
+    std::vector<ir::attribute> axis;
+    axis.push_back(ir::attribute::make_int("axis", 0));
+    qkv.push_back(gb.op("Gather", {parts, gb.constant_i64("index", {}, {i})}, std::move(axis)));
+  }
+  ir::value* q = seq_first_heads(gb, qkv[0], false);
+  ir::value* kt = form.dynamo_key ? seq_first_heads(gb, qkv[1], true) : transpose(gb, seq_first_heads(gb, qkv[1], false), {0, 1, 3, 2});
+  ir::value* v = seq_first_heads(gb, qkv[2], false);
+  ir::value* scores = gb.matmul(gb.mul(q, gb.constant("s", {1}, {0.7071068f})), gb.mul(kt, gb.constant("s", {1}, {0.7071068f})));
+  std::vector<ir::attribute> axis;
+  axis.push_back(ir::attribute::make_int("axis", -1));
+  ir::value* merged = gb.reshape(transpose(gb, gb.matmul(gb.op("Softmax", {scores}, std::move(axis)), v), {2, 0, 1, 3}),
+                                 {seq * batch, hidden});
+  ir::value* projected = nullptr;
+  if (form.out_gemm) {
+    std::vector<ir::value*> in{merged, gb.random_constant("w_out", {hidden, hidden}, 0.4f)};
+    if (form.out_bias) in.push_back(gb.random_constant("b_out", {hidden}, 0.1f));
+    std::vector<ir::attribute> trans;
+    trans.push_back(ir::attribute::make_int("transB", 1));
+    projected = gb.op("Gemm", in, std::move(trans));
+  } else {
+    projected = gb.matmul(merged, gb.random_constant("w_out", {hidden, hidden}, 0.4f));
+  }
+  gb.output(transpose(gb, gb.reshape(projected, {seq, batch, hidden}), {1, 0, 2}));
+  (void)ir::infer_shapes(m);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("fuse-attention fuses nn.MultiheadAttention's sequence-first block into Attention and its out-projection",
+          "[fusion][fuse-attention]") {
+  seq_first_form form;
+  form.dynamo_key = GENERATE(false, true);
+  form.in_bias = GENERATE(true, false);
+  form.out_bias = GENERATE(true, false);
+  CAPTURE(form.dynamo_key, form.in_bias, form.out_bias);
+  ir::model m = make_seq_first(form);
+  const pass_record r = test::pass_checker("fuse-attention").run_and_compare(m);
+  CHECK(r.rewrites == 1);
+  CHECK(count(m, "Attention") == 1);
+  CHECK(count(m, "Softmax") == 0);
+  CHECK(count(m, "Transpose") == 0);
+  CHECK(count(m, "Gemm") == 0);
+  CHECK(count(m, "MatMul") == 1);
+  CHECK(count(m, "Add") == (form.out_bias ? 1 : 0));
+  for (const ir::node* n : m.graph().nodes()) {
+    if (n->op_type() != "Attention") continue;
+    CHECK(n->attr_int("num_heads", 0) == heads);
+    CHECK(n->attr_float("scale", 0.0f) == Approx(0.5));
+    CHECK(n->inputs().size() == 3u);  // the bias is there, zeros when the projection had none
+  }
+}
+
+TEST_CASE("fuse-attention declines a sequence-first block whose out-projection is not a Gemm",
+          "[fusion][fuse-attention]") {
+  seq_first_form form;
+  form.out_gemm = false;
+  ir::model m = make_seq_first(form);
+  const pass_record r = test::pass_checker("fuse-attention").require_declined(m);
+  CHECK(r.counters.at("declined-out-projection") == 1);
+}

@@ -66,6 +66,12 @@ PRUNE_RATIO = 0.3
 PRUNE_ROUND_TO = 4  # the corpus' narrow layers keep all 8 or 16 channels at the default 8
 SPARSIFY_ARGS = ["--block", "16x16", "--sparsity", "0.5", "--min-size", "1024"]
 TRANSFORMERS = ("bert", "minilm", "vit")  # may have no prunable channel groups today
+LAYERS = {"bert": 2, "minilm": 6, "vit": 2}  # encoder layers of the corpus' transformers
+# onnxruntime's "fully optimized" rule, per op family of the -O3 output
+ATTENTION_OPS = {"MultiHeadAttention", "Attention"}
+NORM_OPS = {"LayerNormalization", "SkipLayerNormalization", "SimplifiedLayerNormalization",
+            "SkipSimplifiedLayerNormalization", "RMSNormalization"}
+GELU_OPS = {"Gelu", "FastGelu", "BiasGelu", "QuickGelu"}
 CLI_TIMEOUT_S = 300
 CELL_WIDTH = 34
 
@@ -260,7 +266,27 @@ def do_optimize(level):
             cell.note = f"rel {rel:.1e}"
             if rel > REL_TOL:
                 cell.fail("", f"-O{level} vs original in onnxruntime: max rel diff {rel:.3g} > {REL_TOL}")
+        if level == 3 and task["layers"]:
+            check_transformer_fusions(cli, task, work, cell, out)
     return check
+
+
+def check_transformer_fusions(cli, task, work, cell, out):
+    """A transformer's -O3 output: as many attention ops as layers, as many GELU ops, at least
+    twice as many LayerNorm-family ops; and the executor on it matches the reference."""
+    ops = [n.op_type for n in onnx.load(str(out), load_external_data=False).graph.node]
+    layers = task["layers"]
+    counts = {family: sum(op in members for op in ops)
+              for family, members in (("attention", ATTENTION_OPS), ("norm", NORM_OPS), ("gelu", GELU_OPS))}
+    if counts["attention"] != layers or counts["gelu"] != layers or counts["norm"] < 2 * layers:
+        cell.fail(f"fused {counts['attention']}/{counts['norm']}/{counts['gelu']}",
+                  f"-O3 gives {counts} for {layers} layers: want attention = gelu = layers, norm >= 2 x layers")
+    outputs = check_outputs(cell, executor_outputs(cli, out, task, work / "O3_outputs"), task)
+    if outputs is not None:
+        rel = worst_rel(outputs, task)
+        cell.note += f" x{rel:.0e}"
+        if rel > REL_TOL:
+            cell.fail("", f"the executor on -O3 vs onnxruntime on the original: max rel diff {rel:.3g} > {REL_TOL}")
 
 
 def do_quantize(cli, task, work, cell):
@@ -391,6 +417,7 @@ def prepare(model_path, work):
         "calib_dir": folder / "calib", "reference": reference, "dims": dims, "symbolic": bool(dims),
         "input_names": [i.name for i in sess.get_inputs()], "output_names": [o.name for o in sess.get_outputs()],
         "original_shapes": f"{unknown}/{total}",
+        "layers": next((n for family, n in LAYERS.items() if name.startswith(family)), 0),
     }
 
 

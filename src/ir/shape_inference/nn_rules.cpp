@@ -187,6 +187,23 @@ void multi_head_attention(inference_context& ctx) {
   ctx.set_output_like(0, 0, sym_shape{(*q)[0], (*q)[1], v && v->size() == 3 ? (*v)[2] : (*q)[2]});
 }
 
+/// com.microsoft Attention: [B, S, Dv] from input [B, S, Din] and the packed weights
+/// [Din, D + D + Dv] (Dv a third of them unless qkv_hidden_sizes says otherwise).
+void packed_attention(inference_context& ctx) {
+  const sym_shape* x = ctx.dims(0);
+  const sym_shape* w = ctx.input_count() > 1 ? ctx.dims(1) : nullptr;
+  if (!x || x->size() != 3) return ctx.set_output_like(0, 0, std::nullopt);
+  const std::vector<std::int64_t> sizes = ctx.node().attr_ints("qkv_hidden_sizes", {});
+  sym_dim value_hidden;
+  if (sizes.size() == 3) {
+    value_hidden = sym_dim{sizes[2]};
+  } else if (const std::optional<std::int64_t> packed = w && w->size() == 2 ? (*w)[1].constant() : std::nullopt;
+             packed && *packed % 3 == 0) {
+    value_hidden = sym_dim{*packed / 3};
+  }
+  ctx.set_output_like(0, 0, sym_shape{(*x)[0], (*x)[1], value_hidden});
+}
+
 /// inferopt.BlockSparseMatMul: X [..., K] -> [..., cols] (docs/SPARSE_OPS.md).
 void block_sparse_matmul(inference_context& ctx) {
   const sym_shape* x = ctx.dims(0);
@@ -215,6 +232,7 @@ void register_nn_rules(rule_table& t) {
   t["com.microsoft.FusedGemm"] = gemm;
   t["inferopt.BlockSparseMatMul"] = block_sparse_matmul;
   t["com.microsoft.MultiHeadAttention"] = multi_head_attention;
+  t["com.microsoft.Attention"] = packed_attention;
 }
 
 }  // namespace inferopt::ir::shape_inference_detail
