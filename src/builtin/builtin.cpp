@@ -26,8 +26,8 @@ void register_levels(pass_registry& registry) {
   // Below opset 20 GELU has no standard op, so -O3 writes onnxruntime's.
   registry.add_pipeline("O3",
                         "infer-shapes,fixpoint(" + default_domain +
-                            "),fuse-conv-activation,fuse-gemm-activation,fuse-attention,fuse-gelu{domain=com.microsoft},remove-unused",
-                        "O2 plus com.microsoft FusedConv/FusedGemm/MultiHeadAttention/Gelu/FastGelu (non-standard ops; ONNX Runtime runs them)");
+                            "),fuse-conv-activation,fuse-gemm-activation,fuse-attention,fuse-gelu{domain=com.microsoft},fuse-skip-layer-norm,fuse-bias-gelu,remove-unused",
+                        "O2 plus com.microsoft FusedConv/FusedGemm/MultiHeadAttention/Attention/Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNormalization (non-standard ops; ONNX Runtime runs them)");
 }
 
 pass_registry builtin_registry() {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fused_activation.hpp"
+#include "quick_gelu.hpp"
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/rewriting.hpp"
@@ -204,6 +205,7 @@ fuse_gelu::fuse_gelu(std::shared_ptr<gelu_fusion_options> options)
     : pattern_pass([&] {
         std::vector<std::unique_ptr<rewrite_pattern>> patterns;
         patterns.push_back(std::make_unique<gelu_pattern>(options));
+        patterns.push_back(fusion::detail::make_quick_gelu_pattern(options));
         return patterns;
       }()),
       options_(std::move(options)) {}

@@ -3,6 +3,7 @@
 #include "inferopt/fusion/eliminate_common_subexpressions.hpp"
 #include "inferopt/fusion/eliminate_noop.hpp"
 #include "inferopt/fusion/fuse_attention.hpp"
+#include "inferopt/fusion/fuse_bias_gelu.hpp"
 #include "inferopt/fusion/fuse_bn_into_gemm.hpp"
 #include "inferopt/fusion/fuse_consecutive_reshapes.hpp"
 #include "inferopt/fusion/fuse_consecutive_transposes.hpp"
@@ -14,6 +15,7 @@
 #include "inferopt/fusion/fuse_gemm_transpose.hpp"
 #include "inferopt/fusion/fuse_matmul_add.hpp"
 #include "inferopt/fusion/fuse_pad_into_conv.hpp"
+#include "inferopt/fusion/fuse_skip_layer_norm.hpp"
 #include "inferopt/fusion/sum_to_add.hpp"
 
 namespace inferopt {
@@ -34,6 +36,8 @@ void register_fusion_passes(pass_registry& registry) {
   registry.add<sum_to_add>();
   registry.add<fuse_gelu>();
   registry.add<fuse_attention>();
+  registry.add<fuse_skip_layer_norm>();
+  registry.add<fuse_bias_gelu>();
 }
 
 }  // namespace inferopt

@@ -238,6 +238,18 @@ std::size_t graph::replace_uses_except_outputs(value* from, value* to) {
   return moved.size();
 }
 
+value* graph::add_node_output(node* n, std::size_t index, std::string name) {
+  expects(n && n->owner_ == this && !n->dead_, "node does not belong to this graph");
+  if (n->outputs_.size() <= index) n->outputs_.resize(index + 1, nullptr);
+  expects(n->outputs_[index] == nullptr, "the output slot is taken");
+  if (name.empty()) name = unique_name((n->name_.empty() ? n->op_type_ : n->name_) + "_out" + std::to_string(index));
+  value* v = new_value(std::move(name), value_origin::node_output);
+  v->producer_ = n;
+  v->producer_output_ = index;
+  n->outputs_[index] = v;
+  return v;
+}
+
 void graph::replace_all_uses(value* from, value* to) {
   replace_uses_except_outputs(from, to);
   if (from == to) return;

@@ -141,3 +141,26 @@ TEST_CASE("fuse-gelu leaves chains that are not GELU alone", "[fusion][fuse-gelu
     checker.require_declined(m);
   }
 }
+
+TEST_CASE("fuse-gelu fuses x * Sigmoid(alpha x) into com.microsoft QuickGelu only when allowed", "[fusion][fuse-gelu]") {
+  const bool alpha_first = GENERATE(false, true);
+  const bool sigmoid_first = GENERATE(false, true);
+  const body quick = [&](ir::graph_builder& gb, ir::value* x) {
+    ir::value* scaled = alpha_first ? gb.mul(number(gb, 1.702), x) : gb.mul(x, number(gb, 1.702));
+    ir::value* s = gb.sigmoid(scaled);
+    return sigmoid_first ? gb.mul(s, x) : gb.mul(x, s);
+  };
+  ir::model plain = make(quick, 17);
+  CHECK_FALSE(test::pass_checker("fuse-gelu").run(plain).changed);
+  ir::model m = make(quick, 17);
+  test::pass_checker("fuse-gelu{domain=com.microsoft}").run_and_compare(m);
+  const ir::node& n = only_node(m);
+  CHECK(n.op_type() == "QuickGelu");
+  CHECK(n.domain() == "com.microsoft");
+  CHECK(n.attr_float("alpha", 0.0f) == Approx(1.702f));
+}
+
+TEST_CASE("fuse-gelu leaves SiLU, x * Sigmoid(x), as it is", "[fusion][fuse-gelu]") {
+  ir::model m = make([](ir::graph_builder& gb, ir::value* x) { return gb.mul(x, gb.sigmoid(x)); }, 17);
+  test::pass_checker("fuse-gelu{domain=com.microsoft}").require_declined(m);
+}

@@ -27,7 +27,10 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-PIPELINE = "fuse-conv-activation,fuse-gemm-activation,fuse-gelu{domain=com.microsoft},remove-unused"
+PIPELINE = ("fuse-conv-activation,fuse-gemm-activation,fuse-gelu{domain=com.microsoft},fuse-skip-layer-norm,"
+            "fuse-bias-gelu,remove-unused")
+FUSED_OPS = ("FusedConv", "FusedGemm", "Gelu", "FastGelu", "BiasGelu", "QuickGelu", "SkipLayerNormalization",
+             "SkipSimplifiedLayerNormalization")
 RTOL, ATOL = 1e-4, 1e-5
 
 
@@ -96,9 +99,14 @@ def gemm_model(kind):
                     inits + act_inits, 17)
 
 
-def gelu_model(form, opset=17):
-    """x [4,32] -> GELU written out as torch exports it (erf) or as GPT-2's gelu_new (tanh)."""
+def gelu_model(form, opset=17, bias=False):
+    """x [4,32] [+ bias] -> GELU written out as torch exports it (erf) or as GPT-2's gelu_new
+    (tanh)."""
     inits = [const("half", np.array(0.5)), const("one", np.array(1.0))]
+    pre = []
+    if bias:
+        inits.append(const("bias", np.linspace(-1, 1, 32)))
+        pre = [helper.make_node("Add", ["x_in", "bias"], ["x"])]
     if form == "erf":
         inits.append(const("sqrt2", np.array(np.sqrt(2.0))))
         nodes = [helper.make_node("Div", ["x", "sqrt2"], ["s"]), helper.make_node("Erf", ["s"], ["e"])]
@@ -110,7 +118,34 @@ def gelu_model(form, opset=17):
                  helper.make_node("Tanh", ["s"], ["e"])]
     nodes += [helper.make_node("Add", ["e", "one"], ["a"]), helper.make_node("Mul", ["x", "a"], ["m"]),
               helper.make_node("Mul", ["m", "half"], ["y"])]
-    return model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])], "y", inits, opset)
+    inputs = [helper.make_tensor_value_info("x_in" if bias else "x", TensorProto.FLOAT, [4, 32])]
+    return model_of(pre + nodes, inputs, "y", inits, opset)
+
+
+def quick_gelu_model():
+    """x [4,32] -> x * Sigmoid(1.702 x)."""
+    nodes = [helper.make_node("Mul", ["x", "alpha"], ["ax"]), helper.make_node("Sigmoid", ["ax"], ["s"]),
+             helper.make_node("Mul", ["x", "s"], ["y"])]
+    return model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])], "y",
+                    [const("alpha", np.array(1.702))], 17)
+
+
+def residual_norm_model(rms=False, bias=False, sum_read_on=False, skip_dims=(2, 5, 16)):
+    """x, skip -> [x + bias] + skip -> LayerNormalization (or RMSNormalization, opset 23) ->
+    y [+ the sum, when the sum is read on as in pre-LN blocks]."""
+    d = 16
+    rng = np.random.default_rng(3)
+    inits = [const("gamma", rng.standard_normal(d)), const("beta", rng.standard_normal(d) * 0.5),
+             const("bias", rng.standard_normal(d) * 0.5)]
+    nodes = [helper.make_node("Add", ["x", "bias"], ["xb"])] if bias else []
+    nodes.append(helper.make_node("Add", ["xb" if bias else "x", "skip"], ["s"]))
+    norm_inputs = ["s", "gamma"] if rms else ["s", "gamma", "beta"]
+    nodes.append(helper.make_node("RMSNormalization" if rms else "LayerNormalization", norm_inputs, ["n"],
+                                  axis=-1, epsilon=1e-6))
+    nodes.append(helper.make_node("Add", ["n", "s"], ["y"]) if sum_read_on else helper.make_node("Identity", ["n"], ["y"]))
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, d]),
+              helper.make_tensor_value_info("skip", TensorProto.FLOAT, list(skip_dims))]
+    return model_of(nodes, inputs, "y", inits, 23 if rms else 17)
 
 
 def cases():
@@ -131,6 +166,16 @@ def cases():
     out.append(("gemm_hardswish_declined", gemm_model("HardSwish"), {}))
     out.append(("gelu_erf", gelu_model("erf"), {"Gelu": 1}))
     out.append(("gelu_tanh", gelu_model("tanh"), {"FastGelu": 1}))
+    out.append(("bias_gelu_erf", gelu_model("erf", bias=True), {"BiasGelu": 1}))
+    out.append(("bias_gelu_tanh", gelu_model("tanh", bias=True), {"FastGelu": 1}))
+    out.append(("quick_gelu", quick_gelu_model(), {"QuickGelu": 1}))
+    out.append(("skip_layer_norm", residual_norm_model(), {"SkipLayerNormalization": 1}))
+    out.append(("skip_layer_norm_bias_sum_out", residual_norm_model(bias=True, sum_read_on=True),
+                {"SkipLayerNormalization": 1}))
+    out.append(("skip_layer_norm_skip_per_token", residual_norm_model(skip_dims=(1, 5, 16)), {"SkipLayerNormalization": 1}))
+    out.append(("skip_rms_norm_bias", residual_norm_model(rms=True, bias=True), {"SkipSimplifiedLayerNormalization": 1}))
+    out.append(("skip_rms_norm_sum_out", residual_norm_model(rms=True, sum_read_on=True),
+                {"SkipSimplifiedLayerNormalization": 1}))
     return out
 
 
@@ -150,7 +195,7 @@ def check(cli, work, name, model, want):
     fused = onnx.load(dst)
     onnx.checker.check_model(fused, full_check=True)
     ops = [(n.domain, n.op_type) for n in fused.graph.node]
-    counts = {op: ops.count(("com.microsoft", op)) for op in ("FusedConv", "FusedGemm", "Gelu", "FastGelu")}
+    counts = {op: ops.count(("com.microsoft", op)) for op in FUSED_OPS}
     assert counts == {op: want.get(op, 0) for op in counts}, f"ops after: {ops}"
     imports = {o.domain: o.version for o in fused.opset_import}
     if any(counts.values()):
@@ -159,10 +204,31 @@ def check(cli, work, name, model, want):
     original, optimized = session(src), session(dst)
     rng = np.random.default_rng(7)
     feed = {i.name: rng.standard_normal(i.shape).astype(np.float32) for i in original.get_inputs()}
-    for want, got, info in zip(original.run(None, feed), optimized.run(None, feed), original.get_outputs()):
+    reference = original.run(None, feed)
+    for want, got, info in zip(reference, optimized.run(None, feed), original.get_outputs()):
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=f"output {info.name}")
+    for want, got, info in zip(reference, executor_run(cli, work / name, dst, feed), original.get_outputs()):
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=f"executor, output {info.name}")
     fused_ops = [f"{n} {op}" for op, n in counts.items() if n]
     return ", ".join(fused_ops + ["outputs match"])
+
+
+def executor_run(cli, folder, model, feed):
+    """The executor (`inferopt run`) on `model` with `feed`: its outputs in graph order."""
+    folder.mkdir(parents=True, exist_ok=True)
+    args = [str(cli), "run", str(model), "--threads", "1", "--output-dir", str(folder / "out")]
+    for name, array in feed.items():
+        path = folder / f"{name}.pb"
+        path.write_bytes(numpy_helper.from_array(array, name).SerializeToString())
+        args += ["--input", f"{name}={path}"]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    assert proc.returncode == 0, f"inferopt run exited {proc.returncode}: {proc.stderr.strip()}"
+    got = {}
+    for path in sorted((folder / "out").glob("output_*.pb")):
+        t = onnx.TensorProto()
+        t.ParseFromString(path.read_bytes())
+        got[t.name] = numpy_helper.to_array(t)
+    return [got[o.name] for o in onnx.load(str(model)).graph.output]
 
 
 def main():

@@ -120,6 +120,9 @@ class graph {
   // ---- mutation --------------------------------------------------------------------------
   void set_input(node* n, std::size_t index, value* v);
   void add_node_input(node* n, value* v);
+  /// Gives `n` a new output value in slot `index` (named `name`, or a fresh name when empty);
+  /// slots between its last output and `index` stay omitted. The slot must be free.
+  value* add_node_output(node* n, std::size_t index, std::string name = {});
   /// Drops the node's trailing omitted inputs, which ONNX reads the same as absent ones.
   void trim_omitted_inputs(node* n);
   /// Points every use of `from` (and every graph output naming it) at `to`.

@@ -147,6 +147,8 @@ void register_elementwise_rules(rule_table& t) {
   }
   t["com.microsoft.Gelu"] = unary;
   t["com.microsoft.FastGelu"] = unary;  // the bias runs along the last axis
+  t["com.microsoft.BiasGelu"] = unary;
+  t["com.microsoft.QuickGelu"] = unary;
   t["Abs"] = map_values<absolute>;
   t["Identity"] = same_as_input;
   t["Neg"] = map_values<negated>;

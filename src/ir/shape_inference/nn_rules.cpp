@@ -144,6 +144,18 @@ void layer_norm(inference_context& ctx) {
   for (std::size_t i = 1; i < 3; ++i) ctx.set_output(i, value_facts::of(stash, stats));
 }
 
+/// com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization: the output and the
+/// sum (output 3) like the input; mean and inverse deviation (outputs 1, 2) float32 [B, S, 1].
+void skip_layer_norm(inference_context& ctx) {
+  same_as_input(ctx);
+  ctx.set_output(3, ctx.input(0));
+  const sym_shape* x = ctx.dims(0);
+  if (!x || x->empty()) return;
+  sym_shape stats(x->begin(), x->end() - 1);
+  stats.push_back(sym_dim(1));
+  for (std::size_t i = 1; i < 3; ++i) ctx.set_output(i, value_facts::of(data_type::float32, stats));
+}
+
 void matmul(inference_context& ctx) {
   const sym_shape* a = ctx.dims(0);
   const sym_shape* b = ctx.dims(1);
@@ -233,6 +245,8 @@ void register_nn_rules(rule_table& t) {
   t["inferopt.BlockSparseMatMul"] = block_sparse_matmul;
   t["com.microsoft.MultiHeadAttention"] = multi_head_attention;
   t["com.microsoft.Attention"] = packed_attention;
+  t["com.microsoft.SkipLayerNormalization"] = skip_layer_norm;
+  t["com.microsoft.SkipSimplifiedLayerNormalization"] = skip_layer_norm;
 }
 
 }  // namespace inferopt::ir::shape_inference_detail

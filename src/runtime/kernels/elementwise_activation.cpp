@@ -332,11 +332,25 @@ class clip_kernel final : public kernel {
   std::optional<float> attr_max_;
 };
 
-/// com.microsoft FastGelu: the tanh form of Gelu, of X plus an optional bias that runs along
-/// X's last axis (what the fusion of a bias Add into it gives).
-class fast_gelu_kernel final : public kernel {
+/// com.microsoft QuickGelu: x * sigmoid(alpha x), the sigmoid approximation of GELU.
+struct quick_gelu {
+  float alpha;
+  explicit quick_gelu(const kernel_build_info& info) : alpha(info.node.attr_float("alpha", 1.702f)) {}
+  template <class T>
+  T operator()(T x) const {
+    return x * sigmoid{}(static_cast<T>(alpha) * x);
+  }
+};
+
+/// An activation of X plus a bias that runs along X's last axis (what the fusion of a bias
+/// Add into it gives): com.microsoft FastGelu (tanh GELU, bias optional) and BiasGelu (erf
+/// GELU, bias required).
+template <bool Tanh, bool BiasRequired>
+class bias_gelu_kernel final : public kernel {
  public:
-  explicit fast_gelu_kernel(const kernel_build_info&) : op_(true) {}
+  explicit bias_gelu_kernel(const kernel_build_info& info) : op_(Tanh) {
+    if (BiasRequired && (info.node.inputs().size() < 2 || !info.node.input(1))) info.fail("the bias input is required");
+  }
 
   void compute(kernel_context& ctx) override {
     const tensor& x = ctx.input(0);
@@ -352,7 +366,13 @@ class fast_gelu_kernel final : public kernel {
       const auto* src = x.data<typename E::storage>();
       const auto* b = bias->data<typename E::storage>();
       auto* dst = y.mutable_data<typename E::storage>();
-      for (std::int64_t i = 0; i < x.element_count(); ++i) dst[i] = E::store(op_(E::load(src[i]) + E::load(b[i % n])));
+      const std::int64_t rows = n > 0 ? x.element_count() / n : 0;
+      detail::parallel_for(ctx.threads(), rows, std::max<std::int64_t>(1, grain / std::max<std::int64_t>(n, 1)),
+                           [&](std::int64_t lo, std::int64_t hi) {
+                             for (std::int64_t i = lo * n; i < hi * n; ++i) {
+                               dst[i] = E::store(op_(E::load(src[i]) + E::load(b[i % n])));
+                             }
+                           });
     });
   }
 
@@ -374,7 +394,9 @@ void register_activation_kernels(kernel_registry& r) {
   add(r, "Erf", factory<unary_kernel<float_types, erf_op>>(), 9);
   add(r, "Gelu", factory<unary_kernel<float_types, gelu>>(), 20);
   r.add("com.microsoft", "Gelu", factory<unary_kernel<float_types, gelu>>());  // the erf form
-  r.add("com.microsoft", "FastGelu", factory<fast_gelu_kernel>());
+  r.add("com.microsoft", "FastGelu", factory<bias_gelu_kernel<true, false>>());
+  r.add("com.microsoft", "BiasGelu", factory<bias_gelu_kernel<false, true>>());
+  r.add("com.microsoft", "QuickGelu", factory<unary_kernel<float_types, quick_gelu>>());
   add(r, "Softplus", factory<unary_kernel<float_types, softplus>>(), 1);
   add(r, "Softsign", factory<unary_kernel<float_types, softsign>>(), 1);
   add(r, "Elu", factory<unary_kernel<float_types, elu>>(), 6);

@@ -17,8 +17,10 @@
 
 namespace inferopt::runtime::elementwise {
 
-/// The last opset whose rules these kernels implement.
-inline constexpr std::int64_t max_opset = 21;
+/// The last opset whose rules these kernels implement: opsets 22 to 24 only added element
+/// types to the elementwise ops (bfloat16, float8, int4, float4), which a kernel refuses when
+/// it does not hold them.
+inline constexpr std::int64_t max_opset = 24;
 
 /// Elements per thread below which a loop stays on one thread.
 inline constexpr std::int64_t grain = std::int64_t{1} << 14;

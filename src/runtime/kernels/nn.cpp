@@ -117,6 +117,7 @@ void register_nn_kernels(kernel_registry& r) {
   nn::register_matmul_kernels(r);
   nn::register_pool_kernels(r);
   nn::register_norm_kernels(r);
+  nn::register_skip_norm_kernels(r);
   nn::register_softmax_kernels(r);
   nn::register_attention_kernels(r);
 }

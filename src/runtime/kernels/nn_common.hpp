@@ -115,6 +115,7 @@ void register_conv_kernels(kernel_registry& r);
 void register_matmul_kernels(kernel_registry& r);
 void register_pool_kernels(kernel_registry& r);
 void register_norm_kernels(kernel_registry& r);
+void register_skip_norm_kernels(kernel_registry& r);
 void register_softmax_kernels(kernel_registry& r);
 void register_attention_kernels(kernel_registry& r);
 

@@ -1,5 +1,6 @@
 // Normalizations: BatchNormalization (inference form of opsets 1-15), InstanceNormalization,
-// LayerNormalization (opset 17, optional Mean and InvStdDev outputs). float32 and float64.
+// LayerNormalization (opset 17, optional Mean and InvStdDev outputs), RMSNormalization (opset
+// 23: x / sqrt(mean(x^2) + eps) * scale). float32 and float64.
 //
 // BatchNormalization folds its four parameter vectors into y = x * a[c] + b[c] (computed in
 // double, a = scale / sqrt(var + eps), b = bias - mean * a) and streams every (n, c) plane
@@ -142,9 +143,18 @@ class instance_norm_kernel final : public kernel {
   float epsilon_;
 };
 
+/// 0 and 1/sqrt(mean of squares + eps) of n values, accumulated in double: RMS norm's moments.
+template <class T>
+std::pair<double, double> rms_moments(const T* v, std::int64_t n, double epsilon) {
+  double sq = 0;
+  for (std::int64_t i = 0; i < n; ++i) sq += static_cast<double>(v[i]) * v[i];
+  return {0.0, 1.0 / std::sqrt((n > 0 ? sq / static_cast<double>(n) : 0.0) + epsilon)};
+}
+
+/// LayerNormalization, or RMSNormalization when `rms` (no mean subtracted, no bias input).
 class layer_norm_kernel final : public kernel {
  public:
-  layer_norm_kernel(std::int64_t axis, float epsilon) : axis_(axis), epsilon_(epsilon) {}
+  layer_norm_kernel(std::int64_t axis, float epsilon, bool rms) : axis_(axis), epsilon_(epsilon), rms_(rms) {}
 
   void compute(kernel_context& ctx) override {
     dispatch_floating(ctx, [&](auto v) { run<decltype(v)>(ctx); });
@@ -188,12 +198,12 @@ class layer_norm_kernel final : public kernel {
     const shape_t normalized(x.shape().begin() + static_cast<std::ptrdiff_t>(axis), x.shape().end());
     const std::int64_t rows = detail::product(x.shape(), 0, axis), inner = detail::product(normalized);
     const std::vector<T> scale = spread<T>(ctx, ctx.input(1), normalized, "scale");
-    const std::vector<T> bias = ctx.has_input(2) ? spread<T>(ctx, ctx.input(2), normalized, "bias") : std::vector<T>();
+    const std::vector<T> bias = !rms_ && ctx.has_input(2) ? spread<T>(ctx, ctx.input(2), normalized, "bias") : std::vector<T>();
     tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
     shape_t stats_shape = x.shape();
     for (std::size_t k = axis; k < stats_shape.size(); ++k) stats_shape[k] = 1;
-    float* mean_out = ctx.wants_output(1) ? ctx.allocate_output(1, data_type::float32, stats_shape).mutable_data<float>() : nullptr;
-    float* inv_out = ctx.wants_output(2) ? ctx.allocate_output(2, data_type::float32, stats_shape).mutable_data<float>() : nullptr;
+    float* mean_out = !rms_ && ctx.wants_output(1) ? ctx.allocate_output(1, data_type::float32, stats_shape).mutable_data<float>() : nullptr;
+    float* inv_out = !rms_ && ctx.wants_output(2) ? ctx.allocate_output(2, data_type::float32, stats_shape).mutable_data<float>() : nullptr;
     if (y.element_count() == 0) return;
     const T* xd = x.data<T>();
     T* yd = y.mutable_data<T>();
@@ -202,7 +212,7 @@ class layer_norm_kernel final : public kernel {
                            for (std::int64_t r = begin; r < end; ++r) {
                              const T* in = xd + r * inner;
                              T* out = yd + r * inner;
-                             const auto [mean, inv] = moments(in, inner, epsilon_);
+                             const auto [mean, inv] = rms_ ? rms_moments(in, inner, epsilon_) : moments(in, inner, epsilon_);
                              if (mean_out) mean_out[r] = static_cast<float>(mean);
                              if (inv_out) inv_out[r] = static_cast<float>(inv);
                              const T m = static_cast<T>(mean), s = static_cast<T>(inv);
@@ -217,6 +227,7 @@ class layer_norm_kernel final : public kernel {
 
   std::int64_t axis_;
   float epsilon_;
+  bool rms_;
 };
 
 }  // namespace
@@ -243,9 +254,18 @@ void register_norm_kernels(kernel_registry& r) {
         const ir::node& n = info.node;
         const std::int64_t stash = n.attr_int("stash_type", 1);
         if (stash != 1) info.unsupported("stash_type " + std::to_string(stash) + " is not supported (1, float, is)");
-        return std::make_unique<layer_norm_kernel>(n.attr_int("axis", -1), n.attr_float("epsilon", 1e-5f));
+        return std::make_unique<layer_norm_kernel>(n.attr_int("axis", -1), n.attr_float("epsilon", 1e-5f), false);
       },
       17);
+  r.add(
+      "", "RMSNormalization",
+      [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+        const ir::node& n = info.node;
+        const std::int64_t stash = n.attr_int("stash_type", 1);
+        if (stash != 1) info.unsupported("stash_type " + std::to_string(stash) + " is not supported (1, float, is)");
+        return std::make_unique<layer_norm_kernel>(n.attr_int("axis", -1), n.attr_float("epsilon", 1e-5f), true);
+      },
+      23);
 }
 
 }  // namespace inferopt::runtime::nn
