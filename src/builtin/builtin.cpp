@@ -17,7 +17,7 @@ void register_levels(pass_registry& registry) {
   const std::string default_domain =
       "fold-constants,eliminate-identity,eliminate-dropout,eliminate-noop,sum-to-add,fuse-consecutive-transposes,"
       "fuse-consecutive-reshapes,eliminate-common-subexpressions,fuse-pad-into-conv,fuse-conv-bn,fuse-conv-mul-add,"
-      "fuse-bn-into-gemm,fuse-gemm-transpose,fuse-matmul-add,fuse-gelu,dce,remove-unused";
+      "fuse-bn-into-gemm,fuse-gemm-transpose,fuse-matmul-add,fuse-layer-norm,fuse-gelu,dce,remove-unused";
   registry.add_pipeline("O0", "", "no optimization");
   registry.add_pipeline("O1", "fixpoint(" + cleanups + ")", "cleanups to a fixpoint; standard ONNX only");
   // Shapes first: exported models often carry no value_info, and several fusions need it.
@@ -26,8 +26,8 @@ void register_levels(pass_registry& registry) {
   // Below opset 20 GELU has no standard op, so -O3 writes onnxruntime's.
   registry.add_pipeline("O3",
                         "infer-shapes,fixpoint(" + default_domain +
-                            "),fuse-conv-activation,fuse-gemm-activation,fuse-attention,fuse-gelu{domain=com.microsoft},fuse-skip-layer-norm,fuse-bias-gelu,remove-unused",
-                        "O2 plus com.microsoft FusedConv/FusedGemm/MultiHeadAttention/Attention/Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNormalization (non-standard ops; ONNX Runtime runs them)");
+                            "),fuse-conv-activation,fuse-gemm-activation,fuse-attention,fuse-gelu{domain=com.microsoft},fuse-layer-norm{domain=com.microsoft},fuse-skip-layer-norm,fuse-bias-gelu,remove-unused",
+                        "O2 plus com.microsoft FusedConv/FusedGemm/MultiHeadAttention/Attention/Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNormalization, SimplifiedLayerNormalization (non-standard ops; ONNX Runtime runs them)");
 }
 
 pass_registry builtin_registry() {

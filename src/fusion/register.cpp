@@ -13,6 +13,7 @@
 #include "inferopt/fusion/fuse_gelu.hpp"
 #include "inferopt/fusion/fuse_gemm_activation.hpp"
 #include "inferopt/fusion/fuse_gemm_transpose.hpp"
+#include "inferopt/fusion/fuse_layer_norm.hpp"
 #include "inferopt/fusion/fuse_matmul_add.hpp"
 #include "inferopt/fusion/fuse_pad_into_conv.hpp"
 #include "inferopt/fusion/fuse_skip_layer_norm.hpp"
@@ -35,6 +36,7 @@ void register_fusion_passes(pass_registry& registry) {
   registry.add<fuse_pad_into_conv>();
   registry.add<sum_to_add>();
   registry.add<fuse_gelu>();
+  registry.add<fuse_layer_norm>();
   registry.add<fuse_attention>();
   registry.add<fuse_skip_layer_norm>();
   registry.add<fuse_bias_gelu>();

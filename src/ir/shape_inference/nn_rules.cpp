@@ -236,7 +236,7 @@ void register_nn_rules(rule_table& t) {
   t["BatchNormalization"] = batch_norm;
   t["LayerNormalization"] = layer_norm;
   for (const char* op : {"InstanceNormalization", "LRN", "Softmax", "LogSoftmax", "Hardmax", "GroupNormalization",
-                         "RMSNormalization", "MeanVarianceNormalization", "LpNormalization"}) {
+                         "RMSNormalization", "SimplifiedLayerNormalization", "MeanVarianceNormalization", "LpNormalization"}) {
     t[op] = same_as_input;
   }
   t["MatMul"] = matmul;

@@ -34,7 +34,8 @@ std::int64_t library_newest_opset() {
 
 /// The schema that describes `n` at `opset` (the model's import of the node's domain): for
 /// ai.onnx the library's up to its newest opset, the generated table's for definitions
-/// introduced after, and the library's newest where the op has not changed since; for
+/// introduced after, and the library's newest where the op has not changed since (then the
+/// generated table's for the ai.onnx op onnxruntime defines itself); for
 /// onnxruntime's domains the generated table's. An op the opset does not define is refused;
 /// other domains (model-local functions, inferopt's own) have no schema here.
 struct schema_in_force {
@@ -61,8 +62,10 @@ schema_in_force find_schema(const node& n, std::int64_t opset) {
     if (const generated_definition* d = find_generated_definition("", n.op_type(), opset)) return {&d->schema, &d->newer_types};
   }
   const auto* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(std::min(opset, newest)), "");
-  if (!schema) refuse_unknown_op(n, opset);
-  return {schema, nullptr};
+  if (schema) return {schema, nullptr};
+  // onnxruntime's own op in this domain (SimplifiedLayerNormalization), defined since opset 1
+  if (const generated_definition* d = find_generated_definition("", n.op_type(), opset)) return {&d->schema, &d->newer_types};
+  refuse_unknown_op(n, opset);
 }
 
 /// One attribute as `OpSchema::Verify` reads it: name, type and values, with empty

@@ -1,6 +1,7 @@
 // Normalizations: BatchNormalization (inference form of opsets 1-15), InstanceNormalization,
 // LayerNormalization (opset 17, optional Mean and InvStdDev outputs), RMSNormalization (opset
-// 23: x / sqrt(mean(x^2) + eps) * scale). float32 and float64.
+// 23: x / sqrt(mean(x^2) + eps) * scale; also as onnxruntime's SimplifiedLayerNormalization).
+// float32 and float64.
 //
 // BatchNormalization folds its four parameter vectors into y = x * a[c] + b[c] (computed in
 // double, a = scale / sqrt(var + eps), b = bias - mean * a) and streams every (n, c) plane
@@ -257,15 +258,17 @@ void register_norm_kernels(kernel_registry& r) {
         return std::make_unique<layer_norm_kernel>(n.attr_int("axis", -1), n.attr_float("epsilon", 1e-5f), false);
       },
       17);
-  r.add(
-      "", "RMSNormalization",
-      [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
-        const ir::node& n = info.node;
-        const std::int64_t stash = n.attr_int("stash_type", 1);
-        if (stash != 1) info.unsupported("stash_type " + std::to_string(stash) + " is not supported (1, float, is)");
-        return std::make_unique<layer_norm_kernel>(n.attr_int("axis", -1), n.attr_float("epsilon", 1e-5f), true);
-      },
-      23);
+  const kernel_factory rms_norm = [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+    const ir::node& n = info.node;
+    const std::int64_t stash = n.attr_int("stash_type", 1);
+    if (stash != 1) info.unsupported("stash_type " + std::to_string(stash) + " is not supported (1, float, is)");
+    for (std::size_t k = 1; k < n.outputs().size(); ++k) {
+      if (n.outputs()[k]) info.unsupported("the inv_std_var output is not supported");
+    }
+    return std::make_unique<layer_norm_kernel>(n.attr_int("axis", -1), n.attr_float("epsilon", 1e-5f), true);
+  };
+  r.add("", "RMSNormalization", rms_norm, 23);
+  r.add("", "SimplifiedLayerNormalization", rms_norm, 1);  // onnxruntime's RMS norm below opset 23
 }
 
 }  // namespace inferopt::runtime::nn
