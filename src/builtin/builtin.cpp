@@ -24,10 +24,19 @@ void register_levels(pass_registry& registry) {
   registry.add_pipeline("O2", "infer-shapes,fixpoint(" + default_domain + ")", "O1 plus fusions that stay in the default ONNX domain");
   // Activations are fused last: a FusedConv hides its Conv from the default-domain fusions.
   // Below opset 20 GELU has no standard op, so -O3 writes onnxruntime's.
+  // -O3 keeps batched MatMul+Add apart until the transformer fusions have run: the Reshapes
+  // its Gemm form adds around a projection would merge with the attention head splits, and the
+  // bias Adds are what SkipLayerNormalization, BiasGelu and MultiHeadAttention take in.
+  std::string transformer_domain = default_domain;
+  transformer_domain.replace(transformer_domain.find("fuse-matmul-add"), std::string("fuse-matmul-add").size(),
+                             "fuse-matmul-add{batched=false}");
   registry.add_pipeline("O3",
-                        "infer-shapes,fixpoint(" + default_domain +
-                            "),fuse-conv-activation,fuse-gemm-activation,fuse-attention,fuse-gelu{domain=com.microsoft},fuse-layer-norm{domain=com.microsoft},fuse-skip-layer-norm,fuse-bias-gelu,remove-unused",
-                        "O2 plus com.microsoft FusedConv/FusedGemm/MultiHeadAttention/Attention/Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNormalization, SimplifiedLayerNormalization (non-standard ops; ONNX Runtime runs them)");
+                        "infer-shapes,fixpoint(" + transformer_domain +
+                            "),fuse-attention,fuse-gelu{domain=com.microsoft},fuse-layer-norm{domain=com.microsoft},"
+                            "fuse-skip-layer-norm,fuse-bias-gelu,fuse-matmul-add,fuse-consecutive-reshapes,"
+                            "fuse-conv-activation,fuse-gemm-activation,remove-unused",
+                        "O2 plus com.microsoft FusedConv/FusedGemm/MultiHeadAttention/Attention/Gelu/FastGelu/BiasGelu/"
+                        "QuickGelu/SkipLayerNormalization, SimplifiedLayerNormalization (non-standard ops; ONNX Runtime runs them)");
 }
 
 pass_registry builtin_registry() {

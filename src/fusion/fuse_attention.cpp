@@ -1,10 +1,13 @@
 #include "inferopt/fusion/fuse_attention.hpp"
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <vector>
 
 #include "attention_match.hpp"
 #include "fused_activation.hpp"
+#include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt {
@@ -18,10 +21,46 @@ using fusion::detail::same_dim;
 using fusion::detail::token_layout;
 
 /// The batch-first core and `merge`, the head-merging Reshape that becomes the fused output.
+/// `bias_adds` are the projections' bias Adds MultiHeadAttention takes in (input 3, the three
+/// biases side by side); null where a projection has none (its part of the bias is zeros).
 struct batch_first_match {
   attention_match core;
   ir::node* merge = nullptr;
+  std::array<ir::node*, 3> bias_adds{};
 };
+
+/// `v` = Add(MatMul(..), b) or Add(b, MatMul(..)) with b a float32 constant [D], read only by
+/// the pattern: the Add (its other input is the product), else null.
+ir::node* projection_bias_add(const pass_context& ctx, const ir::value* v, std::int64_t d) {
+  ir::node* add = v->producer();
+  if (v->uses().size() != 1 || v->is_graph_output() || !is_node(add, "Add", 2)) return nullptr;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const ir::tensor* b = ir::constant_tensor(add->input(1 - i), ctx.ir_version());
+    const ir::node* product = add->input(i)->producer();
+    if (b && b->dtype == ir::data_type::float32 && b->dims == std::vector<std::int64_t>{d} && product &&
+        product->is("MatMul") && ir::sole_user(add->input(i)) == add && dims_of(add->input(i)) &&
+        *dims_of(add->input(i)) == *dims_of(v)) {
+      return add;
+    }
+  }
+  return nullptr;
+}
+
+/// The product an Add found by projection_bias_add adds its bias to, and the bias.
+std::pair<ir::value*, ir::value*> product_and_bias(const pass_context& ctx, const ir::node* add) {
+  const bool bias_second = ir::constant_tensor(add->input(1), ctx.ir_version()) != nullptr;
+  return bias_second ? std::pair{add->input(0), add->input(1)} : std::pair{add->input(1), add->input(0)};
+}
+
+/// The projection biases MultiHeadAttention can take in: all three values distinct, each its
+/// Add or none (condition 6 of the header).
+void find_projection_biases(const pass_context& ctx, batch_first_match& bm) {
+  const attention_match& m = bm.core;
+  if (m.q == m.k || m.k == m.v || m.q == m.v || m.k->type()->dims->back() != m.v->type()->dims->back()) return;
+  const std::int64_t d = dims_of(m.q)->back().value();
+  const ir::value* parts[] = {m.q, m.k, m.v};
+  for (std::size_t i = 0; i < 3; ++i) bm.bias_adds[i] = projection_bias_add(ctx, parts[i], d);
+}
 
 /// From the V product to the merged heads: an optional no-op Reshape (ts), Transpose
 /// (0,2,1,3) and the Reshape to [B,S,N*h].
@@ -64,7 +103,35 @@ match_result<batch_first_match> find_match(const pass_context& ctx, ir::node& so
   if (decline why = fusion::detail::check_operands(m, token_layout::batch_first)) return result::declined(why);
   if (!fusion::detail::absorb_shape_readers(m, bm.merge)) return result::declined("declined-shape-reader");
   if (!fusion::detail::microsoft_opset_usable(ctx)) return result::declined("declined-opset");
+  find_projection_biases(ctx, bm);
   return bm;
+}
+
+/// MultiHeadAttention's inputs: query, key, value (the products, when their biases go in),
+/// the packed bias, the mask.
+std::vector<ir::value*> fused_inputs(ir::graph& g, const pass_context& ctx, const batch_first_match& bm) {
+  const attention_match& m = bm.core;
+  std::vector<ir::value*> inputs{m.q, m.k, m.v};
+  ir::value* packed = nullptr;
+  if (std::any_of(bm.bias_adds.begin(), bm.bias_adds.end(), [](const ir::node* a) { return a != nullptr; })) {
+    std::vector<float> values;
+    for (std::size_t i = 0; i < 3; ++i) {
+      const std::int64_t d = dims_of(inputs[i])->back().value();
+      if (!bm.bias_adds[i]) {
+        values.insert(values.end(), static_cast<std::size_t>(d), 0.0f);
+        continue;
+      }
+      auto [product, bias] = product_and_bias(ctx, bm.bias_adds[i]);
+      const std::vector<float> b = ir::constant_tensor(bias, ctx.ir_version())->values<float>();
+      values.insert(values.end(), b.begin(), b.end());
+      inputs[i] = product;
+    }
+    std::string name = g.unique_name(bm.merge->name() + "_qkv_bias");
+    packed = g.add_initializer(name, ir::tensor::from_values<float>(name, {static_cast<std::int64_t>(values.size())}, values));
+  }
+  if (packed || m.mask) inputs.push_back(packed);
+  if (m.mask) inputs.insert(inputs.end(), {nullptr, m.mask});
+  return inputs;
 }
 
 void apply_match(ir::graph& g, pass_context& ctx, const batch_first_match& bm) {
@@ -72,8 +139,7 @@ void apply_match(ir::graph& g, pass_context& ctx, const batch_first_match& bm) {
   std::vector<ir::attribute> attrs;
   attrs.push_back(ir::attribute::make_int("num_heads", m.heads));
   attrs.push_back(ir::attribute::make_float("scale", static_cast<float>(m.scale)));
-  std::vector<ir::value*> inputs{m.q, m.k, m.v};
-  if (m.mask) inputs.insert(inputs.end(), {nullptr, nullptr, m.mask});
+  const std::vector<ir::value*> inputs = fused_inputs(g, ctx, bm);
   ir::node* merge = bm.merge;
   const std::optional<ir::value_type> type = merge->output(0)->type();
   if (m.guard_zero) {  // O = Where(IsNaN(attention), 0, attention)
@@ -93,7 +159,11 @@ void apply_match(ir::graph& g, pass_context& ctx, const batch_first_match& bm) {
     merge->set_domain(fusion::detail::microsoft_domain);
     merge->attributes() = std::move(attrs);
   }
-  fusion::detail::erase_replaced(g, m.replaced);
+  std::vector<ir::node*> replaced = m.replaced;
+  for (ir::node* add : bm.bias_adds) {
+    if (add) replaced.push_back(add);
+  }
+  fusion::detail::erase_replaced(g, replaced);
   ctx.require_opset(fusion::detail::microsoft_domain, fusion::detail::microsoft_opset);
 }
 

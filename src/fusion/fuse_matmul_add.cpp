@@ -1,5 +1,6 @@
 #include "inferopt/fusion/fuse_matmul_add.hpp"
 
+#include "inferopt/core/error.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/matrix_operands.hpp"
 #include "inferopt/ir/rewriting.hpp"
@@ -44,7 +45,7 @@ const char* check_batched(const pass_context& ctx, const ir::value* a, const ir:
   return nullptr;
 }
 
-matmul_add_match match_at(const pass_context& ctx, ir::node* matmul) {
+matmul_add_match match_at(const pass_context& ctx, const matmul_add_fusion_options& options, ir::node* matmul) {
   matmul_add_match m;
   if (matmul->inputs().size() != 2 || matmul->outputs().size() != 1 || !matmul->input(0) || !matmul->input(1) ||
       !matmul->output(0)) {
@@ -64,7 +65,7 @@ matmul_add_match match_at(const pass_context& ctx, ir::node* matmul) {
   } else if (!c || !ir::same_floating_type({a, b, c})) {
     m.declined = "declined-type";  // condition 4
   } else if (ir::known_rank(a) != std::size_t{2} || ir::known_rank(b) != std::size_t{2}) {
-    m.declined = check_batched(ctx, a, b, c, m);  // condition 3, batched form
+    m.declined = options.batched ? check_batched(ctx, a, b, c, m) : "declined-rank";  // condition 3, batched form
   } else {
     const std::optional<std::vector<std::int64_t>> c_dims = ir::static_dims(c);  // condition 5
     if (!c_dims || !ir::broadcasts_to_matrix(*c_dims, ir::static_dim(a, 0), ir::static_dim(b, 1))) {
@@ -129,10 +130,11 @@ bool defined_after(const ir::graph& g, const ir::node* n, const ir::value* v) {
 
 class matmul_add_pattern final : public pattern<matmul_add_match> {
  public:
-  matmul_add_pattern() : pattern("fuse-matmul-add", pattern_root{{"MatMul"}}, 1, {"matmul-adds-fused"}) {}
+  explicit matmul_add_pattern(std::shared_ptr<const matmul_add_fusion_options> options)
+      : pattern("fuse-matmul-add", pattern_root{{"MatMul"}}, 1, {"matmul-adds-fused"}), options_(std::move(options)) {}
 
   match_result<matmul_add_match> match(const ir::graph& g, ir::node& matmul, const pass_context& ctx) const override {
-    matmul_add_match m = match_at(ctx, &matmul);
+    matmul_add_match m = match_at(ctx, *options_, &matmul);
     if (!m.add) return {};
     if (m.declined) return match_result<matmul_add_match>::declined(m.declined);
     // condition 6; the batched form keeps the Add (as the Reshape back), so its name stays
@@ -157,10 +159,32 @@ class matmul_add_pattern final : public pattern<matmul_add_match> {
     ctx.count("matmul-adds-fused");
     return 1;
   }
+
+ private:
+  std::shared_ptr<const matmul_add_fusion_options> options_;
 };
 
 }  // namespace
 
-fuse_matmul_add::fuse_matmul_add() : pattern_pass(make_patterns<matmul_add_pattern>()) {}
+fuse_matmul_add::fuse_matmul_add() : fuse_matmul_add(std::make_shared<matmul_add_fusion_options>()) {}
+
+fuse_matmul_add::fuse_matmul_add(std::shared_ptr<matmul_add_fusion_options> options)
+    : pattern_pass([&] {
+        std::vector<std::unique_ptr<rewrite_pattern>> patterns;
+        patterns.push_back(std::make_unique<matmul_add_pattern>(options));
+        return patterns;
+      }()),
+      options_(std::move(options)) {}
+
+void fuse_matmul_add::set_option(std::string_view key, std::string_view value) {
+  if (key != "batched") pass::set_option(key, value);
+  if (value != "true" && value != "false") throw error(errc::invalid_argument, "fuse-matmul-add: batched must be true or false");
+  options_->batched = value == "true";
+}
+
+std::map<std::string, std::string> fuse_matmul_add::options() const {
+  if (options_->batched) return {};
+  return {{"batched", "false"}};
+}
 
 }  // namespace inferopt

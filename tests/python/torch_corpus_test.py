@@ -271,23 +271,51 @@ def do_optimize(level):
     return check
 
 
-def check_transformer_fusions(cli, task, work, cell, out):
-    """A transformer's -O3 output: as many attention ops as layers, as many GELU ops, at least
-    twice as many LayerNorm-family ops; and the executor on it matches the reference."""
-    ops = [n.op_type for n in onnx.load(str(out), load_external_data=False).graph.node]
-    layers = task["layers"]
-    counts = {family: sum(op in members for op in ops)
-              for family, members in (("attention", ATTENTION_OPS), ("norm", NORM_OPS), ("gelu", GELU_OPS))}
+def fusion_counts(path):
+    """Ops of the attention, LayerNorm and GELU families in the model at `path`."""
+    ops = [n.op_type for n in onnx.load(str(path), load_external_data=False).graph.node]
+    return {family: sum(op in members for op in ops)
+            for family, members in (("attention", ATTENTION_OPS), ("norm", NORM_OPS), ("gelu", GELU_OPS))}
+
+
+def check_fully_optimized(cell, counts, layers, what):
     if counts["attention"] != layers or counts["gelu"] != layers or counts["norm"] < 2 * layers:
         cell.fail(f"fused {counts['attention']}/{counts['norm']}/{counts['gelu']}",
-                  f"-O3 gives {counts} for {layers} layers: want attention = gelu = layers, norm >= 2 x layers")
+                  f"-O3 on {what} gives {counts} for {layers} layers: want attention = gelu = layers, norm >= 2 x layers")
+
+
+def with_trained_biases(model_path, out_path):
+    """The model with every all-zero float vector initializer (the biases of an untrained
+    export) filled with seeded random values, as a trained model has them: the bias Adds then
+    stay in the graph for the fusions to meet."""
+    model = onnx.load(str(model_path), load_external_data=False)
+    rng = np.random.default_rng(5)
+    for init in model.graph.initializer:
+        values = numpy_helper.to_array(init)
+        if values.ndim == 1 and values.dtype == np.float32 and values.size > 1 and not values.any():
+            init.CopyFrom(numpy_helper.from_array(rng.normal(0, 0.1, values.shape).astype(np.float32), init.name))
+    onnx.save(model, str(out_path))
+
+
+def check_transformer_fusions(cli, task, work, cell, out):
+    """A transformer's -O3 output: as many attention ops as layers, as many GELU ops, at least
+    twice as many LayerNorm-family ops, also with trained (non-zero) biases; and the executor
+    on it matches the reference."""
+    check_fully_optimized(cell, fusion_counts(out), task["layers"], "the export")
+    trained, trained_out = work / "trained_biases.onnx", work / "trained_biases_O3.onnx"
+    with_trained_biases(task["model"], trained)
+    run_cli(cli, ["optimize", trained, "-o", trained_out, "-O3"], timeout=CLI_TIMEOUT_S)
+    check_fully_optimized(cell, fusion_counts(trained_out), task["layers"], "the export with trained biases")
+    expected = ort_session(trained, threads=1).run(None, task["feed"])
+    rel = max(relative_diff(a, e) for a, e in zip(ort_session(trained_out, threads=1).run(None, task["feed"]), expected))
+    if rel > REL_TOL:
+        cell.fail("", f"-O3 with trained biases vs its original in onnxruntime: max rel diff {rel:.3g} > {REL_TOL}")
     outputs = check_outputs(cell, executor_outputs(cli, out, task, work / "O3_outputs"), task)
     if outputs is not None:
         rel = worst_rel(outputs, task)
         cell.note += f" x{rel:.0e}"
         if rel > REL_TOL:
             cell.fail("", f"the executor on -O3 vs onnxruntime on the original: max rel diff {rel:.3g} > {REL_TOL}")
-
 
 def do_quantize(cli, task, work, cell):
     out = work / "quantized.onnx"

@@ -1,6 +1,7 @@
 #pragma once
 /// `fuse-attention`: the scaled dot-product attention core that torch exports for BERT-family
-/// encoders becomes one com.microsoft MultiHeadAttention (docs/FUSED_OPS.md).
+/// encoders becomes one com.microsoft MultiHeadAttention, and ViT's nn.MultiheadAttention block
+/// one com.microsoft Attention (docs/FUSED_OPS.md).
 ///
 ///   before:  Q, K, V [B,S,D] (the projections, bias included)
 ///            Qh = Transpose(Reshape(Q, [B,S,N,h]), 0,2,1,3)            [B,N,S,h]
@@ -28,6 +29,20 @@
 ///   4. every value between the projections and O is read only inside the pattern and is not
 ///      a graph output (the optional no-op Reshape keeps the dims it reads);
 ///   5. the model imports no com.microsoft opset or version 1.
+/// Projection biases: where Q, K and V are distinct and some are Add(MatMul(..), b) with b a
+/// constant [D] read only by the pattern, MultiHeadAttention takes the products and the
+/// biases side by side as its bias input (zeros for a projection without one).
+///
+/// Second form, nn.MultiheadAttention's sequence-first block as ViT exports it:
+///   before:  P  = Transpose(x, 1,0,2) W_in (+ b_in)                     [S,B,3D]
+///            q, k, v = Gather(Squeeze(Transpose(Reshape(P, [1,S,B,3,D]), 3,1,2,0,4), 3), 0|1|2)
+///            Qh = Reshape(Transpose(Reshape(q, [S,B*N,h]), 1,0,2), [B,N,S,h])   (V alike)
+///            Kt = Reshape(Transpose(Reshape(k, [S,B*N,h]), 1,2,0), [B,N,h,S])
+///                 or Transpose(Kh, 0,1,3,2)
+///            the core as above, then Transpose(O_heads, 2,0,1,3) -> Reshape [S*B, D] ->
+///            Gemm(W_out, b_out; transB) -> Reshape [S,B,D] -> Transpose(1,0,2) -> y
+///   after:   y = Attention(x, W_in, b_in (zeros if none); num_heads N, scale) W_out^T (+ b_out)
+/// with the same conditions; W_in and W_out constant, B static.
 
 #include "inferopt/pass/pattern_driver.hpp"
 
@@ -38,7 +53,7 @@ class fuse_attention final : public pattern_pass {
   fuse_attention();
   [[nodiscard]] std::string_view name() const noexcept override { return "fuse-attention"; }
   [[nodiscard]] std::string_view description() const noexcept override {
-    return "fuse the scaled dot-product attention core into com.microsoft MultiHeadAttention";
+    return "fuse the scaled dot-product attention core into com.microsoft MultiHeadAttention (or Attention)";
   }
 };
 

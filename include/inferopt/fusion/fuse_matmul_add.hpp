@@ -21,12 +21,22 @@
 ///      dim 1 or the matching, statically known, output dim;
 ///   6. the Add's output can keep its name when it is a graph output (ir::bypass).
 ///
+/// The option `batched=false` keeps the batched form out (condition 3 then needs 2-D A): -O3
+/// sets it until the transformer fusions have run, since the Reshapes it adds around a
+/// projection merge with an attention head split and hide it; they run it after.
+///
 /// C need not be a constant. When it is computed after the MatMul, the Gemm moves after it
 /// (the graph is sorted again).
+
+#include <memory>
 
 #include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
+
+struct matmul_add_fusion_options {
+  bool batched = true;  ///< the Reshape-Gemm-Reshape form for a batched A
+};
 
 class fuse_matmul_add final : public pattern_pass {
  public:
@@ -35,6 +45,13 @@ class fuse_matmul_add final : public pattern_pass {
   [[nodiscard]] std::string_view description() const noexcept override {
     return "fuse a 2-D MatMul and the Add of a broadcastable bias into Gemm";
   }
+  /// `batched=true` (the default) or `batched=false`.
+  void set_option(std::string_view key, std::string_view value) override;
+  [[nodiscard]] std::map<std::string, std::string> options() const override;
+
+ private:
+  explicit fuse_matmul_add(std::shared_ptr<matmul_add_fusion_options> options);
+  std::shared_ptr<matmul_add_fusion_options> options_;
 };
 
 }  // namespace inferopt
