@@ -27,6 +27,10 @@ struct batch_first_match {
   attention_match core;
   ir::node* merge = nullptr;
   std::array<ir::node*, 3> bias_adds{};
+  /// Set when Q, K and V are MatMul(x, W) of one x with constant weights: the fused op is
+  /// then Attention, which computes the three in one product of x with the weights side by side.
+  ir::value* packed_x = nullptr;
+  std::array<ir::node*, 3> products{};
 };
 
 /// `v` = Add(MatMul(..), b) or Add(b, MatMul(..)) with b a float32 constant [D], read only by
@@ -87,6 +91,66 @@ decline read_merge(batch_first_match& bm) {
   return nullptr;
 }
 
+/// The product a projection adds its bias to, or the projection itself when it has none.
+ir::value* projection_product(const pass_context& ctx, const batch_first_match& bm, std::size_t i) {
+  const ir::value* parts[] = {bm.core.q, bm.core.k, bm.core.v};
+  return bm.bias_adds[i] ? product_and_bias(ctx, bm.bias_adds[i]).first : const_cast<ir::value*>(parts[i]);
+}
+
+/// Whether Q, K and V are MatMul(x, W_i) of one x [B,S,Din] with constant float32 weights
+/// [Din, D_i], each product read only by its bias Add or the head split: fills packed_x.
+void find_packed_projection(const pass_context& ctx, batch_first_match& bm) {
+  ir::value* x = nullptr;
+  std::array<ir::node*, 3> products{};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const ir::value* p = projection_product(ctx, bm, i);
+    ir::node* matmul = p->producer();
+    if (p->uses().size() != 1 || p->is_graph_output() || !is_node(matmul, "MatMul", 2) || (x && matmul->input(0) != x)) return;
+    const ir::tensor* w = ir::constant_tensor(matmul->input(1), ctx.ir_version());
+    if (!w || w->dtype != ir::data_type::float32 || w->dims.size() != 2) return;
+    x = matmul->input(0);
+    products[i] = matmul;
+  }
+  if (!dims_of(x) || dims_of(x)->size() != 3 || x->elem_type() != ir::data_type::float32) return;
+  bm.packed_x = x;
+  bm.products = products;
+}
+
+/// Attention's inputs: x, the weights and biases side by side (zeros for a projection without
+/// one), the mask as attention_bias; and its qkv_hidden_sizes when V's width differs.
+std::vector<ir::value*> packed_inputs(ir::graph& g, const pass_context& ctx, const batch_first_match& bm,
+                                      std::vector<std::int64_t>& sizes) {
+  std::vector<std::vector<float>> weights;
+  std::vector<float> biases;
+  std::int64_t rows = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const ir::tensor& w = *ir::constant_tensor(bm.products[i]->input(1), ctx.ir_version());
+    rows = w.dims[0];
+    sizes.push_back(w.dims[1]);
+    weights.push_back(w.values<float>());
+    if (bm.bias_adds[i]) {
+      const std::vector<float> b = ir::constant_tensor(product_and_bias(ctx, bm.bias_adds[i]).second, ctx.ir_version())->values<float>();
+      biases.insert(biases.end(), b.begin(), b.end());
+    } else {
+      biases.insert(biases.end(), static_cast<std::size_t>(w.dims[1]), 0.0f);
+    }
+  }
+  std::vector<float> packed;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto row = weights[i].begin() + r * sizes[i];
+      packed.insert(packed.end(), row, row + sizes[i]);
+    }
+  }
+  const std::int64_t width = sizes[0] + sizes[1] + sizes[2];
+  std::string w_name = g.unique_name(bm.merge->name() + "_qkv_weights");
+  std::string b_name = g.unique_name(bm.merge->name() + "_qkv_bias");
+  std::vector<ir::value*> inputs{bm.packed_x, g.add_initializer(w_name, ir::tensor::from_values<float>(w_name, {rows, width}, packed)),
+                                 g.add_initializer(b_name, ir::tensor::from_values<float>(b_name, {width}, biases))};
+  if (bm.core.mask) inputs.insert(inputs.end(), {nullptr, nullptr, bm.core.mask});
+  return inputs;
+}
+
 match_result<batch_first_match> find_match(const pass_context& ctx, ir::node& softmax) {
   using result = match_result<batch_first_match>;
   if (!is_node(&softmax, "Softmax", 1)) return {};
@@ -104,6 +168,7 @@ match_result<batch_first_match> find_match(const pass_context& ctx, ir::node& so
   if (!fusion::detail::absorb_shape_readers(m, bm.merge)) return result::declined("declined-shape-reader");
   if (!fusion::detail::microsoft_opset_usable(ctx)) return result::declined("declined-opset");
   find_projection_biases(ctx, bm);
+  find_packed_projection(ctx, bm);
   return bm;
 }
 
@@ -139,11 +204,14 @@ void apply_match(ir::graph& g, pass_context& ctx, const batch_first_match& bm) {
   std::vector<ir::attribute> attrs;
   attrs.push_back(ir::attribute::make_int("num_heads", m.heads));
   attrs.push_back(ir::attribute::make_float("scale", static_cast<float>(m.scale)));
-  const std::vector<ir::value*> inputs = fused_inputs(g, ctx, bm);
+  std::vector<std::int64_t> sizes;
+  const std::vector<ir::value*> inputs = bm.packed_x ? packed_inputs(g, ctx, bm, sizes) : fused_inputs(g, ctx, bm);
+  if (bm.packed_x && sizes[2] != sizes[0]) attrs.push_back(ir::attribute::make_ints("qkv_hidden_sizes", sizes));
+  const char* op = bm.packed_x ? "Attention" : "MultiHeadAttention";
   ir::node* merge = bm.merge;
   const std::optional<ir::value_type> type = merge->output(0)->type();
   if (m.guard_zero) {  // O = Where(IsNaN(attention), 0, attention)
-    ir::node* mha = g.add_node(ir::node_spec{"MultiHeadAttention", inputs, {""}, std::move(attrs), merge->name() + "_attention",
+    ir::node* mha = g.add_node(ir::node_spec{op, inputs, {""}, std::move(attrs), merge->name() + "_attention",
                                              fusion::detail::microsoft_domain},
                                merge);
     mha->output(0)->set_type(type);
@@ -155,13 +223,16 @@ void apply_match(ir::graph& g, pass_context& ctx, const batch_first_match& bm) {
     merge->attributes().clear();
   } else {
     for (std::size_t i = 0; i < inputs.size(); ++i) g.set_input(merge, i, inputs[i]);
-    merge->set_op_type("MultiHeadAttention");
+    merge->set_op_type(op);
     merge->set_domain(fusion::detail::microsoft_domain);
     merge->attributes() = std::move(attrs);
   }
   std::vector<ir::node*> replaced = m.replaced;
-  for (ir::node* add : bm.bias_adds) {
-    if (add) replaced.push_back(add);
+  for (ir::node* n : bm.bias_adds) {
+    if (n) replaced.push_back(n);
+  }
+  for (ir::node* n : bm.products) {
+    if (n) replaced.push_back(n);
   }
   fusion::detail::erase_replaced(g, replaced);
   ctx.require_opset(fusion::detail::microsoft_domain, fusion::detail::microsoft_opset);

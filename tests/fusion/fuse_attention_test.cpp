@@ -27,6 +27,7 @@ struct block_form {
   bool mask = true;            ///< an additive mask input
   bool guard = true;           ///< Where(IsNaN(p), 0, p)
   bool shaped_noop = false;    ///< Reshape(ctx, Shape(ctx)) before the merge, as dynamic exports write it
+  bool cross = false;          ///< K and V from a second input (cross-attention): no packed projection
   std::vector<std::int64_t> mask_dims{batch, 1, seq, seq};
 };
 
@@ -47,13 +48,13 @@ ir::value* heads_of(ir::graph_builder& gb, ir::value* x, std::vector<std::int64_
 }
 
 /// x [B,S,D] -> self-attention core in `form` -> [B,S,D]; returns the output.
-ir::value* attention_block(ir::graph_builder& gb, ir::value* x, ir::value* mask, const block_form& form) {
+ir::value* attention_block(ir::graph_builder& gb, ir::value* x, ir::value* memory, ir::value* mask, const block_form& form) {
   ir::value* qh = heads_of(gb, projection(gb, x), {0, 2, 1, 3});
-  ir::value* k = projection(gb, x);
+  ir::value* k = projection(gb, memory);
   ir::value* kt = form.dynamo_key ? gb.reshape(transpose(gb, gb.reshape(heads_of(gb, k, {0, 2, 1, 3}), {-1, seq, head}), {0, 2, 1}),
                                                {batch, heads, head, seq})
                                   : heads_of(gb, k, {0, 2, 3, 1});
-  ir::value* vh = heads_of(gb, projection(gb, x), {0, 2, 1, 3});
+  ir::value* vh = heads_of(gb, projection(gb, memory), {0, 2, 1, 3});
   ir::value* scores = form.split_scale ? gb.matmul(gb.mul(qh, scalar(gb, 0.7071068f)), gb.mul(kt, scalar(gb, 0.7071068f)))
                                        : gb.op("Div", {gb.matmul(qh, kt), scalar(gb, 2.0f)});
   if (mask) scores = gb.add(scores, mask);
@@ -75,7 +76,9 @@ ir::model make(const block_form& form) {
     ir::shape dims(form.mask_dims.begin(), form.mask_dims.end());
     mask = gb.input("mask", ir::data_type::float32, dims);
   }
-  gb.output(attention_block(gb, x, mask, form));
+  ir::value* memory =
+      form.cross ? gb.input("memory", ir::data_type::float32, ir::shape{ir::dim{batch}, ir::dim{seq}, ir::dim{hidden}}) : x;
+  gb.output(attention_block(gb, x, memory, mask, form));
   (void)ir::infer_shapes(m);
   return m;
 }
@@ -105,11 +108,15 @@ TEST_CASE("fuse-attention fuses both exporters' attention cores, with and withou
   form.guard = GENERATE(true, false);
   form.mask = GENERATE(true, false);
   form.shaped_noop = GENERATE(false, true);
-  CAPTURE(form.dynamo_key, form.split_scale, form.guard, form.mask, form.shaped_noop);
+  form.cross = GENERATE(false, true);
+  CAPTURE(form.dynamo_key, form.split_scale, form.guard, form.mask, form.shaped_noop, form.cross);
   ir::model m = make(form);
   const pass_record r = test::pass_checker("fuse-attention").run_and_compare(m);
   CHECK(r.rewrites == 1);
-  CHECK(count(m, "MultiHeadAttention") == 1);
+  // Self-attention's three projections of one x go in as packed weights (Attention).
+  const std::string fused = form.cross ? "MultiHeadAttention" : "Attention";
+  CHECK(count(m, fused) == 1);
+  CHECK(count(m, "MatMul") == (form.cross ? 3u : 0u));
   CHECK(count(m, "Softmax") == 0);
   CHECK(count(m, "Transpose") == 0);
   CHECK(count(m, "IsNaN") == (form.guard ? 1 : 0));
@@ -117,10 +124,11 @@ TEST_CASE("fuse-attention fuses both exporters' attention cores, with and withou
   CHECK(count(m, "Add") == 0);
   CHECK(m.opset("com.microsoft") == std::optional<std::int64_t>(1));
   for (const ir::node* n : m.graph().nodes()) {
-    if (n->op_type() != "MultiHeadAttention") continue;
+    if (n->op_type() != fused) continue;
     CHECK(n->attr_int("num_heads", 0) == heads);
     CHECK(n->attr_float("scale", 0.0f) == Approx(0.5));
-    CHECK(n->inputs().size() == (form.mask ? 6u : 4u));  // the projections' biases go in as input 3
+    // MultiHeadAttention takes the projections' biases as input 3, Attention as input 2
+    CHECK(n->inputs().size() == (form.mask ? 6u : form.cross ? 4u : 3u));
   }
 }
 

@@ -73,11 +73,16 @@ void add_biases(matrix& scores, const score_biases& biases, std::int64_t b, std:
   }
 }
 
-/// Each row to its softmax; a row of -inf gives NaN (its maximum is -inf).
+/// Each row to its softmax; a row of -inf gives NaN (its maximum is -inf). Entries more than 87
+/// below the row's maximum become exactly 0: Eigen's exp clamps its argument there and would
+/// return a denormal (about 4e-39), and denormal probabilities slow the next product several
+/// times over (masked keys, at -inf or -FLT_MAX, are all such entries).
 void softmax_rows(matrix& s) {
+  constexpr float underflow = -87.0f;  // exp(-87) is just above FLT_MIN
   for (Eigen::Index r = 0; r < s.rows(); ++r) {
     auto row = s.row(r).array();
-    row = (row - row.maxCoeff()).exp();
+    row -= row.maxCoeff();
+    row = (row < underflow).select(0.0f, row.exp());
     row /= row.sum();
   }
 }
@@ -126,6 +131,8 @@ class attention_kernel_base : public kernel {
   }
 
   void finish_dims(const kernel_context& ctx, attention_dims& d) const {
+    if (d.hidden <= 0 || d.value_hidden <= 0) ctx.fail("the hidden sizes must be positive");
+    if (d.key_len <= 0 && d.batch * d.query_len > 0) ctx.fail("there must be at least one key");
     if (d.hidden % heads_ != 0 || d.value_hidden % heads_ != 0) ctx.fail("num_heads does not divide the hidden sizes");
     d.heads = heads_;
     d.head = d.hidden / heads_;
@@ -206,8 +213,9 @@ class multi_head_attention_kernel final : public attention_kernel_base {
     float* dst = biased.data();
     const float* b = bias->data<float>();
     const auto add = [&](const tensor& t, std::int64_t width, const float* row_bias) {
-      const float* src = t.data<float>();
-      for (std::int64_t i = 0; i < t.element_count(); ++i) dst[i] = src[i] + row_bias[i % width];
+      Eigen::Map<matrix>(dst, t.element_count() / width, width) =
+          Eigen::Map<const matrix>(t.data<float>(), t.element_count() / width, width).rowwise() +
+          Eigen::Map<const Eigen::RowVectorXf>(row_bias, width);
       const float* start = dst;
       dst += t.element_count();
       return start;
