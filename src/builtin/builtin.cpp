@@ -20,21 +20,22 @@ void register_levels(pass_registry& registry) {
       "fuse-bn-into-gemm,fuse-gemm-transpose,fuse-matmul-add,fuse-layer-norm,fuse-gelu,dce,remove-unused";
   registry.add_pipeline("O0", "", "no optimization");
   registry.add_pipeline("O1", "fixpoint(" + cleanups + ")", "cleanups to a fixpoint; standard ONNX only");
+  // Batched MatMul + Add stays apart until the transformer fusions have run: the Reshapes of
+  // its Gemm form around a projection would merge with an attention head split, and the bias
+  // Adds are what the fused ops take in. Both levels run it after them.
+  std::string fixpoint_domain = default_domain;
+  fixpoint_domain.replace(fixpoint_domain.find("fuse-matmul-add"), std::string("fuse-matmul-add").size(),
+                          "fuse-matmul-add{batched=false}");
+  const std::string after = "fuse-matmul-add,fuse-consecutive-reshapes";
   // Shapes first: exported models often carry no value_info, and several fusions need it.
-  registry.add_pipeline("O2", "infer-shapes,fixpoint(" + default_domain + ")", "O1 plus fusions that stay in the default ONNX domain");
+  registry.add_pipeline("O2", "infer-shapes,fixpoint(" + fixpoint_domain + "),fuse-attention{domain=ai.onnx}," + after + ",remove-unused",
+                        "O1 plus fusions that stay in the default ONNX domain");
   // Activations are fused last: a FusedConv hides its Conv from the default-domain fusions.
   // Below opset 20 GELU has no standard op, so -O3 writes onnxruntime's.
-  // -O3 keeps batched MatMul+Add apart until the transformer fusions have run: the Reshapes
-  // its Gemm form adds around a projection would merge with the attention head splits, and the
-  // bias Adds are what SkipLayerNormalization, BiasGelu and MultiHeadAttention take in.
-  std::string transformer_domain = default_domain;
-  transformer_domain.replace(transformer_domain.find("fuse-matmul-add"), std::string("fuse-matmul-add").size(),
-                             "fuse-matmul-add{batched=false}");
   registry.add_pipeline("O3",
-                        "infer-shapes,fixpoint(" + transformer_domain +
+                        "infer-shapes,fixpoint(" + fixpoint_domain +
                             "),fuse-attention,fuse-gelu{domain=com.microsoft},fuse-layer-norm{domain=com.microsoft},"
-                            "fuse-skip-layer-norm,fuse-bias-gelu,fuse-matmul-add,fuse-consecutive-reshapes,"
-                            "fuse-conv-activation,fuse-gemm-activation,remove-unused",
+                            "fuse-skip-layer-norm,fuse-bias-gelu," + after + ",fuse-conv-activation,fuse-gemm-activation,remove-unused",
                         "O2 plus com.microsoft FusedConv/FusedGemm/MultiHeadAttention/Attention/Gelu/FastGelu/BiasGelu/"
                         "QuickGelu/SkipLayerNormalization, SimplifiedLayerNormalization (non-standard ops; ONNX Runtime runs them)");
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "inferopt/fusion/fuse_attention.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/pass/pass.hpp"
 #include "inferopt/pass/rewrite_pattern.hpp"
@@ -69,6 +70,8 @@ void erase_replaced(ir::graph& g, const std::vector<ir::node*>& replaced);
 
 /// nn.MultiheadAttention's sequence-first block, its packed input projection and its output
 /// projection, into com.microsoft Attention and a MatMul (attention_seq_first.cpp).
-[[nodiscard]] std::unique_ptr<rewrite_pattern> make_seq_first_attention_pattern();
+/// Silent while `options` ask for the standard op.
+[[nodiscard]] std::unique_ptr<rewrite_pattern> make_seq_first_attention_pattern(
+    std::shared_ptr<const attention_fusion_options> options);
 
 }  // namespace inferopt::fusion::detail

@@ -221,9 +221,11 @@ void apply_match(ir::graph& g, pass_context& ctx, const seq_first_match& sm) {
 
 class seq_first_attention_pattern final : public pattern<seq_first_match> {
  public:
-  seq_first_attention_pattern() : pattern("fuse-attention", pattern_root{{"Softmax"}}, 1, {"attention-fused"}) {}
+  explicit seq_first_attention_pattern(std::shared_ptr<const attention_fusion_options> options)
+      : pattern("fuse-attention", pattern_root{{"Softmax"}}, 1, {"attention-fused"}), options_(std::move(options)) {}
 
   match_result<seq_first_match> match(const ir::graph&, ir::node& root, const pass_context& ctx) const override {
+    if (options_->standard) return {};
     return find_match(ctx, root);
   }
 
@@ -232,12 +234,15 @@ class seq_first_attention_pattern final : public pattern<seq_first_match> {
     ctx.count("attention-fused");
     return 1;
   }
+
+ private:
+  std::shared_ptr<const attention_fusion_options> options_;
 };
 
 }  // namespace
 
-std::unique_ptr<rewrite_pattern> make_seq_first_attention_pattern() {
-  return std::make_unique<seq_first_attention_pattern>();
+std::unique_ptr<rewrite_pattern> make_seq_first_attention_pattern(std::shared_ptr<const attention_fusion_options> options) {
+  return std::make_unique<seq_first_attention_pattern>(std::move(options));
 }
 
 }  // namespace inferopt::fusion::detail

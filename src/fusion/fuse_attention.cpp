@@ -7,6 +7,7 @@
 
 #include "attention_match.hpp"
 #include "fused_activation.hpp"
+#include "inferopt/core/error.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/rewriting.hpp"
 
@@ -151,7 +152,7 @@ std::vector<ir::value*> packed_inputs(ir::graph& g, const pass_context& ctx, con
   return inputs;
 }
 
-match_result<batch_first_match> find_match(const pass_context& ctx, ir::node& softmax) {
+match_result<batch_first_match> find_match(const pass_context& ctx, const attention_fusion_options& options, ir::node& softmax) {
   using result = match_result<batch_first_match>;
   if (!is_node(&softmax, "Softmax", 1)) return {};
   const ir::shape* s = dims_of(softmax.input(0));
@@ -166,6 +167,10 @@ match_result<batch_first_match> find_match(const pass_context& ctx, ir::node& so
   if (decline why = read_merge(bm)) return result::declined(why);
   if (decline why = fusion::detail::check_operands(m, token_layout::batch_first)) return result::declined(why);
   if (!fusion::detail::absorb_shape_readers(m, bm.merge)) return result::declined("declined-shape-reader");
+  if (options.standard) {  // condition 5: Attention-23 takes no biases nor packed weights
+    if (ctx.onnx_opset() < 23) return result::declined("declined-opset");
+    return bm;
+  }
   if (!fusion::detail::microsoft_opset_usable(ctx)) return result::declined("declined-opset");
   find_projection_biases(ctx, bm);
   find_packed_projection(ctx, bm);
@@ -199,21 +204,28 @@ std::vector<ir::value*> fused_inputs(ir::graph& g, const pass_context& ctx, cons
   return inputs;
 }
 
-void apply_match(ir::graph& g, pass_context& ctx, const batch_first_match& bm) {
+void apply_match(ir::graph& g, pass_context& ctx, const attention_fusion_options& options, const batch_first_match& bm) {
   const attention_match& m = bm.core;
   std::vector<ir::attribute> attrs;
-  attrs.push_back(ir::attribute::make_int("num_heads", m.heads));
+  std::vector<ir::value*> inputs;
+  if (options.standard) {
+    attrs.push_back(ir::attribute::make_int("q_num_heads", m.heads));
+    attrs.push_back(ir::attribute::make_int("kv_num_heads", m.heads));
+    inputs = {m.q, m.k, m.v};
+    if (m.mask) inputs.push_back(m.mask);
+  } else {
+    attrs.push_back(ir::attribute::make_int("num_heads", m.heads));
+    std::vector<std::int64_t> sizes;
+    inputs = bm.packed_x ? packed_inputs(g, ctx, bm, sizes) : fused_inputs(g, ctx, bm);
+    if (bm.packed_x && sizes[2] != sizes[0]) attrs.push_back(ir::attribute::make_ints("qkv_hidden_sizes", sizes));
+  }
   attrs.push_back(ir::attribute::make_float("scale", static_cast<float>(m.scale)));
-  std::vector<std::int64_t> sizes;
-  const std::vector<ir::value*> inputs = bm.packed_x ? packed_inputs(g, ctx, bm, sizes) : fused_inputs(g, ctx, bm);
-  if (bm.packed_x && sizes[2] != sizes[0]) attrs.push_back(ir::attribute::make_ints("qkv_hidden_sizes", sizes));
-  const char* op = bm.packed_x ? "Attention" : "MultiHeadAttention";
+  const char* op = options.standard || bm.packed_x ? "Attention" : "MultiHeadAttention";
+  const std::string domain = options.standard ? "" : fusion::detail::microsoft_domain;
   ir::node* merge = bm.merge;
   const std::optional<ir::value_type> type = merge->output(0)->type();
   if (m.guard_zero) {  // O = Where(IsNaN(attention), 0, attention)
-    ir::node* mha = g.add_node(ir::node_spec{op, inputs, {""}, std::move(attrs), merge->name() + "_attention",
-                                             fusion::detail::microsoft_domain},
-                               merge);
+    ir::node* mha = g.add_node(ir::node_spec{op, inputs, {""}, std::move(attrs), merge->name() + "_attention", domain}, merge);
     mha->output(0)->set_type(type);
     ir::node* isnan = g.add_node(ir::node_spec{"IsNaN", {mha->output(0)}, {""}, {}, merge->name() + "_isnan", {}}, merge);
     g.set_input(merge, 0, isnan->output(0));
@@ -224,7 +236,7 @@ void apply_match(ir::graph& g, pass_context& ctx, const batch_first_match& bm) {
   } else {
     for (std::size_t i = 0; i < inputs.size(); ++i) g.set_input(merge, i, inputs[i]);
     merge->set_op_type(op);
-    merge->set_domain(fusion::detail::microsoft_domain);
+    merge->set_domain(domain);
     merge->attributes() = std::move(attrs);
   }
   std::vector<ir::node*> replaced = m.replaced;
@@ -235,33 +247,54 @@ void apply_match(ir::graph& g, pass_context& ctx, const batch_first_match& bm) {
     if (n) replaced.push_back(n);
   }
   fusion::detail::erase_replaced(g, replaced);
-  ctx.require_opset(fusion::detail::microsoft_domain, fusion::detail::microsoft_opset);
+  if (!options.standard) ctx.require_opset(fusion::detail::microsoft_domain, fusion::detail::microsoft_opset);
 }
 
 class attention_pattern final : public pattern<batch_first_match> {
  public:
-  attention_pattern() : pattern("fuse-attention", pattern_root{{"Softmax"}}, 1, {"attention-fused"}) {}
+  explicit attention_pattern(std::shared_ptr<const attention_fusion_options> options)
+      : pattern("fuse-attention", pattern_root{{"Softmax"}}, 1, {"attention-fused"}), options_(std::move(options)) {}
 
   match_result<batch_first_match> match(const ir::graph&, ir::node& root, const pass_context& ctx) const override {
-    return find_match(ctx, root);
+    return find_match(ctx, *options_, root);
   }
 
   std::int64_t rewrite(ir::graph& g, const batch_first_match& m, pass_context& ctx) const override {
-    apply_match(g, ctx, m);
+    apply_match(g, ctx, *options_, m);
     ctx.count("attention-fused");
     return 1;
   }
+
+ private:
+  std::shared_ptr<const attention_fusion_options> options_;
 };
 
 }  // namespace
 
 // The sequence-first pattern goes first: it stays silent on cores it does not recognise,
 // while the batch-first one names its decline for every core it cannot fuse.
-fuse_attention::fuse_attention() : pattern_pass([] {
-  std::vector<std::unique_ptr<rewrite_pattern>> patterns;
-  patterns.push_back(fusion::detail::make_seq_first_attention_pattern());
-  patterns.push_back(std::make_unique<attention_pattern>());
-  return patterns;
-}()) {}
+fuse_attention::fuse_attention() : fuse_attention(std::make_shared<attention_fusion_options>()) {}
+
+fuse_attention::fuse_attention(std::shared_ptr<attention_fusion_options> options)
+    : pattern_pass([&] {
+        std::vector<std::unique_ptr<rewrite_pattern>> patterns;
+        patterns.push_back(fusion::detail::make_seq_first_attention_pattern(options));
+        patterns.push_back(std::make_unique<attention_pattern>(options));
+        return patterns;
+      }()),
+      options_(std::move(options)) {}
+
+void fuse_attention::set_option(std::string_view key, std::string_view value) {
+  if (key != "domain") pass::set_option(key, value);
+  if (value != "ai.onnx" && value != "com.microsoft") {
+    throw error(errc::invalid_argument, "fuse-attention: domain must be ai.onnx or com.microsoft");
+  }
+  options_->standard = value == "ai.onnx";
+}
+
+std::map<std::string, std::string> fuse_attention::options() const {
+  if (!options_->standard) return {};
+  return {{"domain", "ai.onnx"}};
+}
 
 }  // namespace inferopt

@@ -247,3 +247,31 @@ TEST_CASE("fuse-attention declines a sequence-first block whose out-projection i
   const pass_record r = test::pass_checker("fuse-attention").require_declined(m);
   CHECK(r.counters.at("declined-out-projection") == 1);
 }
+
+TEST_CASE("fuse-attention{domain=ai.onnx} writes the standard Attention from opset 23 and declines below",
+          "[fusion][fuse-attention]") {
+  block_form form;
+  form.mask = GENERATE(true, false);
+  form.guard = GENERATE(true, false);
+  SECTION("opset 23") {
+    ir::model m = make(form);
+    m.opsets[0].version = 23;
+    const pass_record r = test::pass_checker("fuse-attention{domain=ai.onnx}").run_and_compare(m);
+    CHECK(r.rewrites == 1);
+    const ir::node* fused = nullptr;
+    for (const ir::node* n : m.graph().nodes()) {
+      if (n->is("Attention")) fused = n;
+    }
+    REQUIRE(fused);
+    CHECK(fused->is_onnx_domain());
+    CHECK(fused->attr_int("q_num_heads", 0) == heads);
+    CHECK(fused->attr_int("kv_num_heads", 0) == heads);
+    CHECK(fused->inputs().size() == (form.mask ? 4u : 3u));
+    CHECK(count(m, "Add") == 3);  // the projections keep their biases: Attention-23 takes none
+    CHECK_FALSE(m.opset("com.microsoft"));
+  }
+  SECTION("opset 17") {
+    ir::model m = make(form);
+    CHECK(test::pass_checker("fuse-attention{domain=ai.onnx}").require_declined(m).counters.at("declined-opset") == 1);
+  }
+}

@@ -31,7 +31,7 @@ PIPELINE = ("fuse-conv-activation,fuse-gemm-activation,fuse-gelu{domain=com.micr
             "fuse-bias-gelu,remove-unused")
 FUSED_OPS = ("FusedConv", "FusedGemm", "Gelu", "FastGelu", "BiasGelu", "QuickGelu", "SkipLayerNormalization",
              "SkipSimplifiedLayerNormalization")
-NORM_OPS = ("LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization")  # in the ai.onnx domain
+STANDARD_OPS = ("LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization", "Attention")  # ai.onnx
 RTOL, ATOL = 1e-4, 1e-5
 
 
@@ -162,10 +162,45 @@ def norm_export_cases():
     return out
 
 
+def sdpa_block_model(opset, mask=True):
+    """x [2,5,16] -> torch's SDPA attention block (Q/K/V MatMul + bias, heads split 4 x 4, the
+    scale on Q and K^T, an additive mask [2,1,5,5], Softmax, V product, heads merged)."""
+    b, s, d, n, h = 2, 5, 16, 4, 4
+    rng = np.random.default_rng(11)
+    inits, nodes = [], []
+    for p in "qkv":
+        inits += [const(f"w{p}", rng.standard_normal((d, d)) * 0.3), const(f"b{p}", rng.standard_normal(d) * 0.1)]
+        nodes += [helper.make_node("MatMul", ["x", f"w{p}"], [f"{p}0"]), helper.make_node("Add", [f"{p}0", f"b{p}"], [p]),
+                  helper.make_node("Reshape", [p, "split"], [f"{p}4"])]
+    inits += [numpy_helper.from_array(np.array([b, s, n, h], np.int64), "split"),
+              numpy_helper.from_array(np.array([b, s, d], np.int64), "merge"), const("scale", np.array(0.5))]
+    nodes += [helper.make_node("Transpose", ["q4"], ["qh"], perm=[0, 2, 1, 3]),
+              helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+              helper.make_node("Transpose", ["v4"], ["vh"], perm=[0, 2, 1, 3]),
+              helper.make_node("Mul", ["qh", "scale"], ["qs"]), helper.make_node("Mul", ["kt", "scale"], ["ks"]),
+              helper.make_node("MatMul", ["qs", "ks"], ["scores"])]
+    last = "scores"
+    if mask:
+        nodes.append(helper.make_node("Add", ["scores", "mask"], ["masked"]))
+        last = "masked"
+    nodes += [helper.make_node("Softmax", [last], ["p"], axis=-1), helper.make_node("MatMul", ["p", "vh"], ["ctx"]),
+              helper.make_node("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3]),
+              helper.make_node("Reshape", ["ctx_t", "merge"], ["y"])]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [b, s, d])]
+    if mask:
+        inputs.append(helper.make_tensor_value_info("mask", TensorProto.FLOAT, [b, 1, s, s]))
+    m = model_of(nodes, inputs, "y", inits, opset)
+    m.ir_version = 10
+    return m
+
+
 def cases():
     """(name, model, expected count of each fused op; ops left out expect none[, the optimize
     arguments, when not the fusion pipeline])."""
     out = norm_export_cases()
+    out.append(("attention_opset23_O2", sdpa_block_model(23), {"Attention": 1}, "-O2"))
+    out.append(("attention_opset23_O2_no_mask", sdpa_block_model(23, mask=False), {"Attention": 1}, "-O2"))
+    out.append(("attention_opset17_O2_declined", sdpa_block_model(17), {}, "-O2"))
     for kind in ("Relu", "LeakyRelu", "Tanh", "Sigmoid", "Clip", "HardSigmoid", "HardSwish"):
         out.append((f"conv_{kind.lower()}", conv_model(kind), {"FusedConv": 1}))
     out.append(("conv_clip_opset10", conv_model("Clip", opset=10), {"FusedConv": 1}))
@@ -214,7 +249,7 @@ def check(cli, work, name, model, want, level=None):
         onnx.checker.check_model(fused, full_check=True)
     ops = [(n.domain, n.op_type) for n in fused.graph.node]
     counts = {op: ops.count(("com.microsoft", op)) for op in FUSED_OPS}
-    counts.update({op: ops.count(("", op)) for op in NORM_OPS})
+    counts.update({op: ops.count(("", op)) for op in STANDARD_OPS})
     assert counts == {op: want.get(op, 0) for op in counts}, f"ops after: {ops}"
     imports = {o.domain: o.version for o in fused.opset_import}
     if any(counts[op] for op in FUSED_OPS):

@@ -28,7 +28,8 @@
 ///   3. M, when present, is float32 of shape [B or 1, N or 1, S, L];
 ///   4. every value between the projections and O is read only inside the pattern and is not
 ///      a graph output (the optional no-op Reshape keeps the dims it reads);
-///   5. the model imports no com.microsoft opset or version 1.
+///   5. the model imports no com.microsoft opset or version 1 (with `domain=ai.onnx`: it
+///      imports ai.onnx 23 or later, and the op is the standard Attention).
 /// Projection biases: where Q, K and V are distinct and some are Add(MatMul(..), b) with b a
 /// constant [D] read only by the pattern, MultiHeadAttention takes the products and the
 /// biases side by side as its bias input (zeros for a projection without one).
@@ -44,9 +45,19 @@
 ///   after:   y = Attention(x, W_in, b_in (zeros if none); num_heads N, scale) W_out^T (+ b_out)
 /// with the same conditions; W_in and W_out constant, B static.
 
+#include <memory>
+
 #include "inferopt/pass/pattern_driver.hpp"
 
 namespace inferopt {
+
+/// Which ops the fused attention becomes.
+struct attention_fusion_options {
+  /// `domain=ai.onnx`: the standard Attention of opset 23 (Q, K, V with their biases added
+  /// before, q_num_heads = kv_num_heads, the mask as attn_mask), for models importing 23 or
+  /// later; the sequence-first block is left to the com.microsoft form.
+  bool standard = false;
+};
 
 class fuse_attention final : public pattern_pass {
  public:
@@ -55,6 +66,13 @@ class fuse_attention final : public pattern_pass {
   [[nodiscard]] std::string_view description() const noexcept override {
     return "fuse the scaled dot-product attention core into com.microsoft MultiHeadAttention (or Attention)";
   }
+  /// `domain=com.microsoft` (the default) or `domain=ai.onnx`.
+  void set_option(std::string_view key, std::string_view value) override;
+  [[nodiscard]] std::map<std::string, std::string> options() const override;
+
+ private:
+  explicit fuse_attention(std::shared_ptr<attention_fusion_options> options);
+  std::shared_ptr<attention_fusion_options> options_;
 };
 
 }  // namespace inferopt

@@ -216,6 +216,20 @@ void packed_attention(inference_context& ctx) {
   ctx.set_output_like(0, 0, sym_shape{(*x)[0], (*x)[1], value_hidden});
 }
 
+/// ai.onnx Attention (opset 23): Y [B, S, N*hv] for 3-D inputs (N = q_num_heads, hv = value
+/// hidden / kv_num_heads), [B, N, S, hv] for 4-D ones.
+void onnx_attention(inference_context& ctx) {
+  const sym_shape* q = ctx.dims(0);
+  const sym_shape* v = ctx.input_count() > 2 ? ctx.dims(2) : nullptr;
+  if (!q || !v || q->size() != v->size() || (q->size() != 3 && q->size() != 4)) return ctx.set_output_like(0, 0, std::nullopt);
+  if (q->size() == 4) return ctx.set_output_like(0, 0, sym_shape{(*q)[0], (*q)[1], (*q)[2], (*v)[3]});
+  const std::int64_t q_heads = ctx.node().attr_int("q_num_heads", 0), kv_heads = ctx.node().attr_int("kv_num_heads", 0);
+  const std::optional<std::int64_t> dv = (*v)[2].constant();
+  sym_dim out;
+  if (q_heads > 0 && kv_heads > 0 && dv && *dv % kv_heads == 0) out = sym_dim{q_heads * (*dv / kv_heads)};
+  ctx.set_output_like(0, 0, sym_shape{(*q)[0], (*q)[1], out});
+}
+
 /// inferopt.BlockSparseMatMul: X [..., K] -> [..., cols] (docs/SPARSE_OPS.md).
 void block_sparse_matmul(inference_context& ctx) {
   const sym_shape* x = ctx.dims(0);
@@ -245,6 +259,7 @@ void register_nn_rules(rule_table& t) {
   t["inferopt.BlockSparseMatMul"] = block_sparse_matmul;
   t["com.microsoft.MultiHeadAttention"] = multi_head_attention;
   t["com.microsoft.Attention"] = packed_attention;
+  t["Attention"] = onnx_attention;
   t["com.microsoft.SkipLayerNormalization"] = skip_layer_norm;
   t["com.microsoft.SkipSimplifiedLayerNormalization"] = skip_layer_norm;
 }

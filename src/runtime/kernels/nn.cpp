@@ -120,6 +120,7 @@ void register_nn_kernels(kernel_registry& r) {
   nn::register_skip_norm_kernels(r);
   nn::register_softmax_kernels(r);
   nn::register_attention_kernels(r);
+  nn::register_onnx_attention_kernels(r);
 }
 
 }  // namespace inferopt::runtime

@@ -21,6 +21,7 @@
 #include <optional>
 #include <vector>
 
+#include "nn_attention.hpp"
 #include "nn_common.hpp"
 #include "nn_gemm.hpp"
 
@@ -29,41 +30,24 @@ namespace {
 
 using matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-/// The sizes one call works on, read from the inputs' shapes.
-struct attention_dims {
-  std::int64_t batch, query_len, key_len, hidden, value_hidden, heads, head, value_head;
-};
-
-/// Q, K and V as the products read them: row-major token rows with a row stride each.
-struct head_operands {
-  const float* q;
-  const float* k;
-  const float* v;
-  std::int64_t q_stride, k_stride, v_stride;
-};
-
-/// The additive terms on the scaled scores: padding (mask_filter_value on padded keys, [B, L]
-/// or per query [B, S, L]; empty when none) and attention_bias (null when none).
-struct score_biases {
-  std::vector<float> padding;
-  bool padding_per_query = false;
-  const tensor* attention_bias = nullptr;
-};
-
-void check_attention_bias(const kernel_context& ctx, const tensor& bias, const attention_dims& d) {
+/// Input `i` (attention_bias of the contrib ops) as a view, after checking its shape; none
+/// when absent.
+bias_view attention_bias_input(const kernel_context& ctx, std::size_t i, const attention_dims& d) {
+  if (!ctx.has_input(i)) return {};
+  const tensor& bias = ctx.input(i);
   const shape_t& s = bias.shape();
   if (bias.dtype() != data_type::float32 || s.size() != 4 || (s[0] != 1 && s[0] != d.batch) ||
       (s[1] != 1 && s[1] != d.heads) || s[2] != d.query_len || s[3] != d.key_len) {
     ctx.fail("attention_bias " + to_string(s) + " must be float32 of shape [batch or 1, heads or 1, " +
              std::to_string(d.query_len) + ", " + std::to_string(d.key_len) + "]");
   }
+  return {bias.data<float>(), s[0], s[1]};
 }
 
 void add_biases(matrix& scores, const score_biases& biases, std::int64_t b, std::int64_t n, const attention_dims& d) {
-  if (const tensor* bias = biases.attention_bias) {
-    const shape_t& s = bias->shape();
-    const std::int64_t offset = ((s[0] == 1 ? 0 : b) * s[1] + (s[1] == 1 ? 0 : n)) * d.query_len * d.key_len;
-    scores += Eigen::Map<const matrix>(bias->data<float>() + offset, d.query_len, d.key_len);
+  if (const bias_view& bias = biases.attention_bias; bias.data) {
+    const std::int64_t offset = ((bias.batch == 1 ? 0 : b) * bias.heads + (bias.heads == 1 ? 0 : n)) * d.query_len * d.key_len;
+    scores += Eigen::Map<const matrix>(bias.data + offset, d.query_len, d.key_len);
   }
   if (biases.padding.empty()) return;
   if (biases.padding_per_query) {
@@ -85,30 +69,6 @@ void softmax_rows(matrix& s) {
     row = (row < underflow).select(0.0f, row.exp());
     row /= row.sum();
   }
-}
-
-/// The attention of every batch and head into `o` ([B, S, Dv]).
-void attend(int threads, const attention_dims& d, const head_operands& x, const score_biases& biases, float scale, float* o) {
-  detail::parallel_for(threads, d.batch * d.heads, 1, [&](std::int64_t lo, std::int64_t hi) {
-    matrix scores(d.query_len, d.key_len);
-    for (std::int64_t bn = lo; bn < hi; ++bn) {
-      const std::int64_t b = bn / d.heads, n = bn % d.heads;
-      gemm_args<float> qk;  // scores = scale * Q_bn K_bn^T
-      qk.m = d.query_len, qk.n = d.key_len, qk.k = d.head;
-      qk.a = x.q + b * d.query_len * x.q_stride + n * d.head, qk.lda = x.q_stride;
-      qk.b = x.k + b * d.key_len * x.k_stride + n * d.head, qk.ldb = x.k_stride, qk.trans_b = true;
-      qk.c = scores.data(), qk.ldc = d.key_len, qk.alpha = scale;
-      gemm(qk, 1);
-      add_biases(scores, biases, b, n, d);
-      softmax_rows(scores);
-      gemm_args<float> pv;  // O_bn = P V_bn, into the head's columns of the output
-      pv.m = d.query_len, pv.n = d.value_head, pv.k = d.key_len;
-      pv.a = scores.data(), pv.lda = d.key_len;
-      pv.b = x.v + b * d.key_len * x.v_stride + n * d.value_head, pv.ldb = x.v_stride;
-      pv.c = o + b * d.query_len * d.value_hidden + n * d.value_head, pv.ldc = d.value_hidden;
-      gemm(pv, 1);
-    }
-  });
 }
 
 const tensor* optional_input(const kernel_context& ctx, std::size_t i) {
@@ -176,8 +136,7 @@ class multi_head_attention_kernel final : public attention_kernel_base {
       }
       biases.padding = padding_from(*mask);
     }
-    biases.attention_bias = optional_input(ctx, 5);
-    if (biases.attention_bias) check_attention_bias(ctx, *biases.attention_bias, d);
+    biases.attention_bias = attention_bias_input(ctx, 5, d);
     std::vector<float> biased;
     const head_operands x = with_projection_bias(ctx, d, biased);
     attend(ctx.threads(), d, x, biases, scale_for(d), out.mutable_data<float>());
@@ -244,8 +203,7 @@ class packed_attention_kernel final : public attention_kernel_base {
     std::vector<float> qkv(static_cast<std::size_t>(rows * packed));
     project(ctx, d, qkv.data());
     score_biases biases = padding(ctx, d);
-    biases.attention_bias = optional_input(ctx, 5);
-    if (biases.attention_bias) check_attention_bias(ctx, *biases.attention_bias, d);
+    biases.attention_bias = attention_bias_input(ctx, 5, d);
     tensor& out = ctx.allocate_output(0, data_type::float32, {d.batch, d.query_len, d.value_hidden});
     const head_operands x{qkv.data(), qkv.data() + d.hidden, qkv.data() + 2 * d.hidden, packed, packed, packed};
     attend(ctx.threads(), d, x, biases, scale_for(d), out.mutable_data<float>());
@@ -314,6 +272,29 @@ class packed_attention_kernel final : public attention_kernel_base {
 };
 
 }  // namespace
+
+void attend(int threads, const attention_dims& d, const head_operands& x, const score_biases& biases, float scale, float* o) {
+  detail::parallel_for(threads, d.batch * d.heads, 1, [&](std::int64_t lo, std::int64_t hi) {
+    matrix scores(d.query_len, d.key_len);
+    for (std::int64_t bn = lo; bn < hi; ++bn) {
+      const std::int64_t b = bn / d.heads, n = bn % d.heads;
+      gemm_args<float> qk;  // scores = scale * Q_bn K_bn^T
+      qk.m = d.query_len, qk.n = d.key_len, qk.k = d.head;
+      qk.a = x.q + b * d.query_len * x.q_stride + n * d.head, qk.lda = x.q_stride;
+      qk.b = x.k + b * d.key_len * x.k_stride + n * d.head, qk.ldb = x.k_stride, qk.trans_b = true;
+      qk.c = scores.data(), qk.ldc = d.key_len, qk.alpha = scale;
+      gemm(qk, 1);
+      add_biases(scores, biases, b, n, d);
+      softmax_rows(scores);
+      gemm_args<float> pv;  // O_bn = P V_bn, into the head's columns of the output
+      pv.m = d.query_len, pv.n = d.value_head, pv.k = d.key_len;
+      pv.a = scores.data(), pv.lda = d.key_len;
+      pv.b = x.v + b * d.key_len * x.v_stride + n * d.value_head, pv.ldb = x.v_stride;
+      pv.c = o + b * d.query_len * d.value_hidden + n * d.value_head, pv.ldc = d.value_hidden;
+      gemm(pv, 1);
+    }
+  });
+}
 
 void register_attention_kernels(kernel_registry& r) {
   r.add("com.microsoft", "MultiHeadAttention", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
