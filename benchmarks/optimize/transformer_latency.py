@@ -38,6 +38,9 @@ import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "python"))
+from check_harness import with_trained_biases  # noqa: E402 - the corpus test's, so both fill biases alike
+
 
 def feeds_for(sess, seq):
     rng = np.random.default_rng(0)
@@ -79,17 +82,6 @@ def inferopt_p50(cli, model, inputs, threads, iters):
         args += ["--input", f"{name}={path}"]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     return json.loads(out)["p50_ms"]
-
-
-def with_trained_biases(src, dst):
-    """`src` with its all-zero float vector initializers filled with seeded random values."""
-    model = onnx.load(str(src))
-    rng = np.random.default_rng(5)
-    for init in model.graph.initializer:
-        values = numpy_helper.to_array(init)
-        if values.ndim == 1 and values.dtype == np.float32 and values.size > 1 and not values.any():
-            init.CopyFrom(numpy_helper.from_array(rng.normal(0, 0.1, values.shape).astype(np.float32), init.name))
-    onnx.save(model, str(dst))
 
 
 def bert_shape(path):

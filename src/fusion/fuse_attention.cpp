@@ -7,7 +7,7 @@
 
 #include "attention_match.hpp"
 #include "fused_activation.hpp"
-#include "inferopt/core/error.hpp"
+#include "two_way_option.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/rewriting.hpp"
 
@@ -284,17 +284,14 @@ fuse_attention::fuse_attention(std::shared_ptr<attention_fusion_options> options
       }()),
       options_(std::move(options)) {}
 
+namespace {
+constexpr fusion::detail::two_way_option fuse_attention_option{"domain", "com.microsoft", "ai.onnx"};
+}  // namespace
+
 void fuse_attention::set_option(std::string_view key, std::string_view value) {
-  if (key != "domain") pass::set_option(key, value);
-  if (value != "ai.onnx" && value != "com.microsoft") {
-    throw error(errc::invalid_argument, "fuse-attention: domain must be ai.onnx or com.microsoft");
-  }
-  options_->standard = value == "ai.onnx";
+  fuse_attention_option.set(name(), key, value, options_->standard);
 }
 
-std::map<std::string, std::string> fuse_attention::options() const {
-  if (!options_->standard) return {};
-  return {{"domain", "ai.onnx"}};
-}
+std::map<std::string, std::string> fuse_attention::options() const { return fuse_attention_option.text(options_->standard); }
 
 }  // namespace inferopt

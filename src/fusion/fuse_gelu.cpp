@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "fused_activation.hpp"
+#include "two_way_option.hpp"
 #include "quick_gelu.hpp"
-#include "inferopt/core/error.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/rewriting.hpp"
 
@@ -210,17 +210,14 @@ fuse_gelu::fuse_gelu(std::shared_ptr<gelu_fusion_options> options)
       }()),
       options_(std::move(options)) {}
 
+namespace {
+constexpr fusion::detail::two_way_option fuse_gelu_option{"domain", "ai.onnx", "com.microsoft"};
+}  // namespace
+
 void fuse_gelu::set_option(std::string_view key, std::string_view value) {
-  if (key != "domain") pass::set_option(key, value);
-  if (value != "ai.onnx" && value != "com.microsoft") {
-    throw error(errc::invalid_argument, "fuse-gelu: domain must be ai.onnx or com.microsoft");
-  }
-  options_->allow_microsoft = value == "com.microsoft";
+  fuse_gelu_option.set(name(), key, value, options_->allow_microsoft);
 }
 
-std::map<std::string, std::string> fuse_gelu::options() const {
-  if (!options_->allow_microsoft) return {};
-  return {{"domain", "com.microsoft"}};
-}
+std::map<std::string, std::string> fuse_gelu::options() const { return fuse_gelu_option.text(options_->allow_microsoft); }
 
 }  // namespace inferopt

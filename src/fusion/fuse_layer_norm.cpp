@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "inferopt/core/error.hpp"
 #include "inferopt/ir/constants.hpp"
+#include "two_way_option.hpp"
 #include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt {
@@ -82,6 +82,27 @@ bool read_only_by(const ir::value* v, std::initializer_list<const ir::node*> rea
   return v->has_uses();
 }
 
+/// What the variance squares: Sub(x, ReduceMean(x)) for a LayerNorm, x itself for an RMSNorm;
+/// then the reduced axes, the same for both reductions and trailing, with static dims.
+decline read_axes(const pass_context& ctx, const ir::node& var, ir::value* centered, layer_norm_match& m) {
+  ir::node* sub = centered->producer();
+  ir::node* mean = is_op(sub, "Sub", 2) ? sub->input(1)->producer() : nullptr;
+  m.rms = !(mean && mean->is("ReduceMean") && mean->input(0) == sub->input(0) && read_only_by(mean->output(0), {sub}));
+  m.x = m.rms ? centered : sub->input(0);
+  const ir::shape* dims = m.x->type() && m.x->type()->dims ? &*m.x->type()->dims : nullptr;
+  if (!dims || dims->empty()) return "declined-shape";
+  const auto rank = static_cast<std::int64_t>(dims->size());
+  const std::optional<std::int64_t> axis = trailing_axis(ctx, var, rank);
+  if (!axis || (!m.rms && trailing_axis(ctx, *mean, rank) != axis)) return "declined-axes";
+  m.axis = *axis;
+  for (std::int64_t k = m.axis; k < rank; ++k) {
+    if (!(*dims)[static_cast<std::size_t>(k)].is_static()) return "declined-shape";
+    m.normalized.push_back((*dims)[static_cast<std::size_t>(k)].value());
+  }
+  if (!m.rms) m.erased.insert(m.erased.begin(), {mean, sub});
+  return nullptr;
+}
+
 /// Back from Sqrt(Add(v, eps)): eps, the variance reduction and what it squares (x or x - mean).
 decline read_statistics(const pass_context& ctx, ir::node& sqrt, layer_norm_match& m, ir::value*& centered) {
   ir::node* add = sqrt.input(0)->producer();
@@ -102,23 +123,7 @@ decline read_statistics(const pass_context& ctx, ir::node& sqrt, layer_norm_matc
   if (!centered || !read_only_by(square->output(0), {var})) return "declined-pattern";
   m.square = square;
   m.erased.insert(m.erased.end(), {square, var, add});
-  // LayerNorm: centered = Sub(x, ReduceMean(x)); RMSNorm: centered is x itself.
-  ir::node* sub = centered->producer();
-  ir::node* mean = is_op(sub, "Sub", 2) ? sub->input(1)->producer() : nullptr;
-  m.rms = !(mean && mean->is("ReduceMean") && mean->input(0) == sub->input(0) && read_only_by(mean->output(0), {sub}));
-  m.x = m.rms ? centered : sub->input(0);
-  const ir::shape* dims = m.x->type() && m.x->type()->dims ? &*m.x->type()->dims : nullptr;
-  if (!dims || dims->empty()) return "declined-shape";
-  const auto rank = static_cast<std::int64_t>(dims->size());
-  const std::optional<std::int64_t> axis = trailing_axis(ctx, *var, rank);
-  if (!axis || (!m.rms && trailing_axis(ctx, *mean, rank) != axis)) return "declined-axes";
-  m.axis = *axis;
-  for (std::int64_t k = m.axis; k < rank; ++k) {
-    if (!(*dims)[static_cast<std::size_t>(k)].is_static()) return "declined-shape";
-    m.normalized.push_back((*dims)[static_cast<std::size_t>(k)].value());
-  }
-  if (!m.rms) m.erased.insert(m.erased.begin(), {mean, sub});
-  return nullptr;
+  return read_axes(ctx, *var, centered, m);
 }
 
 /// Whether constant `v` has the normalized dims (leading 1s aside).
@@ -249,17 +254,14 @@ fuse_layer_norm::fuse_layer_norm(std::shared_ptr<layer_norm_fusion_options> opti
       }()),
       options_(std::move(options)) {}
 
+namespace {
+constexpr fusion::detail::two_way_option fuse_layer_norm_option{"domain", "ai.onnx", "com.microsoft"};
+}  // namespace
+
 void fuse_layer_norm::set_option(std::string_view key, std::string_view value) {
-  if (key != "domain") pass::set_option(key, value);
-  if (value != "ai.onnx" && value != "com.microsoft") {
-    throw error(errc::invalid_argument, "fuse-layer-norm: domain must be ai.onnx or com.microsoft");
-  }
-  options_->allow_runtime_ops = value == "com.microsoft";
+  fuse_layer_norm_option.set(name(), key, value, options_->allow_runtime_ops);
 }
 
-std::map<std::string, std::string> fuse_layer_norm::options() const {
-  if (!options_->allow_runtime_ops) return {};
-  return {{"domain", "com.microsoft"}};
-}
+std::map<std::string, std::string> fuse_layer_norm::options() const { return fuse_layer_norm_option.text(options_->allow_runtime_ops); }
 
 }  // namespace inferopt

@@ -1,10 +1,10 @@
 #include "inferopt/fusion/fuse_matmul_add.hpp"
 
-#include "inferopt/core/error.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/matrix_operands.hpp"
 #include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/shapes.hpp"
+#include "two_way_option.hpp"
 
 namespace inferopt {
 namespace {
@@ -176,15 +176,16 @@ fuse_matmul_add::fuse_matmul_add(std::shared_ptr<matmul_add_fusion_options> opti
       }()),
       options_(std::move(options)) {}
 
+namespace {
+constexpr fusion::detail::two_way_option unbatched_option{"batched", "true", "false"};
+}  // namespace
+
 void fuse_matmul_add::set_option(std::string_view key, std::string_view value) {
-  if (key != "batched") pass::set_option(key, value);
-  if (value != "true" && value != "false") throw error(errc::invalid_argument, "fuse-matmul-add: batched must be true or false");
-  options_->batched = value == "true";
+  bool unbatched = !options_->batched;
+  unbatched_option.set(name(), key, value, unbatched);
+  options_->batched = !unbatched;
 }
 
-std::map<std::string, std::string> fuse_matmul_add::options() const {
-  if (options_->batched) return {};
-  return {{"batched", "false"}};
-}
+std::map<std::string, std::string> fuse_matmul_add::options() const { return unbatched_option.text(!options_->batched); }
 
 }  // namespace inferopt

@@ -86,3 +86,19 @@ def run_checks(checks):
     if failed:
         print("failed: " + ", ".join(failed))
     return 1 if failed else 0
+
+
+def with_trained_biases(src, dst, seed=5):
+    """Writes `src` to `dst` with every all-zero float32 vector initializer (the biases of an
+    untrained export, which optimizers drop) filled with seeded N(0, 0.1) values, as a trained
+    model has them."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(src), load_external_data=False)
+    rng = np.random.default_rng(seed)
+    for init in model.graph.initializer:
+        values = numpy_helper.to_array(init)
+        if values.ndim == 1 and values.dtype == np.float32 and values.size > 1 and not values.any():
+            init.CopyFrom(numpy_helper.from_array(rng.normal(0, 0.1, values.shape).astype(np.float32), init.name))
+    onnx.save(model, str(dst))

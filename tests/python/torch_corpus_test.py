@@ -56,7 +56,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from check_harness import cosine, ort_session, read_tensor, relative_diff, run_cli
+from check_harness import cosine, ort_session, read_tensor, relative_diff, run_cli, with_trained_biases
 
 COMMANDS = ("infer", "run", "O1", "O2", "O3", "quantize", "fp16", "prune", "sparsify", "plan")
 REL_TOL = 1e-4  # float32 sums in another order, weights folded in double and rounded once
@@ -282,19 +282,6 @@ def check_fully_optimized(cell, counts, layers, what):
     if counts["attention"] != layers or counts["gelu"] != layers or counts["norm"] < 2 * layers:
         cell.fail(f"fused {counts['attention']}/{counts['norm']}/{counts['gelu']}",
                   f"-O3 on {what} gives {counts} for {layers} layers: want attention = gelu = layers, norm >= 2 x layers")
-
-
-def with_trained_biases(model_path, out_path):
-    """The model with every all-zero float vector initializer (the biases of an untrained
-    export) filled with seeded random values, as a trained model has them: the bias Adds then
-    stay in the graph for the fusions to meet."""
-    model = onnx.load(str(model_path), load_external_data=False)
-    rng = np.random.default_rng(5)
-    for init in model.graph.initializer:
-        values = numpy_helper.to_array(init)
-        if values.ndim == 1 and values.dtype == np.float32 and values.size > 1 and not values.any():
-            init.CopyFrom(numpy_helper.from_array(rng.normal(0, 0.1, values.shape).astype(np.float32), init.name))
-    onnx.save(model, str(out_path))
 
 
 def check_transformer_fusions(cli, task, work, cell, out):

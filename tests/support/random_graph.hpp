@@ -75,14 +75,6 @@ class random_graph_generator {
     std::int64_t rows, cols;
   };
 
-  /// Attributes are move-only, so a list of them cannot come from an initializer list.
-  template <class... A>
-  static std::vector<ir::attribute> attrs(A&&... a) {
-    std::vector<ir::attribute> v;
-    (v.push_back(std::forward<A>(a)), ...);
-    return v;
-  }
-
   std::int64_t pick(std::int64_t bound) { return std::uniform_int_distribution<std::int64_t>(0, bound - 1)(rng_); }
   bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
   float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng_); }
@@ -166,7 +158,7 @@ class random_graph_generator {
     std::vector<ir::value*> inputs{x.v, w};
     if (chance(0.5)) inputs.push_back(b_->constant("deconv_b", {group * per_group}, randoms(group * per_group, -0.5f, 0.5f)));
     ir::value* y = b_->op("ConvTranspose", inputs,
-                          attrs(ir::attribute::make_ints("strides", {2, 2}), ir::attribute::make_ints("kernel_shape", {2, 2}),
+                          ir::attribute_list(ir::attribute::make_ints("strides", {2, 2}), ir::attribute::make_ints("kernel_shape", {2, 2}),
                            ir::attribute::make_int("group", group)));
     return {y, x.n, group * per_group, 2 * x.h, 2 * x.w};
   }
@@ -180,7 +172,7 @@ class random_graph_generator {
       case 4: return b_->tanh(x);
       case 5:
         return b_->op("HardSigmoid", {x},
-                      attrs(ir::attribute::make_float("alpha", uniform(0.1f, 0.3f)), ir::attribute::make_float("beta", 0.5f)));
+                      ir::attribute_list(ir::attribute::make_float("alpha", uniform(0.1f, 0.3f)), ir::attribute::make_float("beta", 0.5f)));
       case 6: return b_->relu(x);
       default: return b_->op("HardSwish", {x});
     }
@@ -189,7 +181,7 @@ class random_graph_generator {
   ir::value* clip(ir::value* x) {
     const float lo = chance(0.5) ? 0.0f : uniform(-1.0f, 0.0f), hi = uniform(0.5f, 6.0f);
     if (opset_ >= 11) return b_->clip(x, lo, hi);
-    return b_->op("Clip", {x}, attrs(ir::attribute::make_float("min", lo), ir::attribute::make_float("max", hi)));
+    return b_->op("Clip", {x}, ir::attribute_list(ir::attribute::make_float("min", lo), ir::attribute::make_float("max", hi)));
   }
 
   /// Mul or Add by a per-channel or scalar constant, the constant on either side.
@@ -229,11 +221,11 @@ class random_graph_generator {
     const std::vector<std::int64_t> pads{0, 0, t, l, 0, 0, bt, r};
     ir::value* padded = opset_ >= 11
                             ? b_->op("Pad", {x.v, b_->constant_i64("pads", {8}, pads)})
-                            : b_->op("Pad", {x.v}, attrs(ir::attribute::make_ints("pads", pads)));
+                            : b_->op("Pad", {x.v}, ir::attribute_list(ir::attribute::make_ints("pads", pads)));
     const image p{shaped(padded, {x.n, x.c, x.h + t + bt, x.w + l + r}), x.n, x.c, x.h + t + bt, x.w + l + r};
     if (chance(0.5)) return conv(p);
     ir::value* pooled = b_->op("AveragePool", {padded},
-                               attrs(ir::attribute::make_ints("kernel_shape", {2, 2}), ir::attribute::make_ints("strides", {1, 1}),
+                               ir::attribute_list(ir::attribute::make_ints("kernel_shape", {2, 2}), ir::attribute::make_ints("strides", {1, 1}),
                                 ir::attribute::make_int("count_include_pad", chance(0.5) ? 1 : 0)));
     return {pooled, p.n, p.c, p.h - 1, p.w - 1};
   }
@@ -247,7 +239,7 @@ class random_graph_generator {
   }
 
   ir::value* transpose(ir::value* x, const std::vector<std::int64_t>& perm) {
-    return b_->op("Transpose", {x}, attrs(ir::attribute::make_ints("perm", perm)));
+    return b_->op("Transpose", {x}, ir::attribute_list(ir::attribute::make_ints("perm", perm)));
   }
 
   /// NCHW -> a random permutation -> (maybe an elementwise op) -> back to NCHW.

@@ -58,13 +58,6 @@ class random_transformer_generator {
   [[nodiscard]] std::int64_t opset() const noexcept { return opset_; }
 
  private:
-  template <class... A>
-  static std::vector<ir::attribute> attrs(A&&... a) {
-    std::vector<ir::attribute> v;
-    (v.push_back(std::forward<A>(a)), ...);
-    return v;
-  }
-
   std::int64_t pick(std::int64_t bound) { return std::uniform_int_distribution<std::int64_t>(0, bound - 1)(rng_); }
   bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
 
@@ -77,7 +70,7 @@ class random_transformer_generator {
 
   ir::value* number(float v) { return b_->constant("c", {}, {v}); }
   ir::value* transpose(ir::value* x, std::vector<std::int64_t> perm) {
-    return b_->op("Transpose", {x}, attrs(ir::attribute::make_ints("perm", std::move(perm))));
+    return b_->op("Transpose", {x}, ir::attribute_list(ir::attribute::make_ints("perm", std::move(perm))));
   }
   ir::value* dense(ir::value* x, std::int64_t in, std::int64_t out, bool bias) {
     ir::value* y = b_->matmul(x, b_->random_constant("w", {in, out}, 1.0f / std::sqrt(static_cast<float>(in))));
@@ -109,7 +102,7 @@ class random_transformer_generator {
   /// Softmax(scores [+ mask]) [guarded] times V heads.
   ir::value* weighted_sum(ir::value* scores, ir::value* vh) {
     if (mask_) scores = b_->add(scores, mask_);
-    ir::value* p = b_->op("Softmax", {scores}, attrs(ir::attribute::make_int("axis", -1)));
+    ir::value* p = b_->op("Softmax", {scores}, ir::attribute_list(ir::attribute::make_int("axis", -1)));
     maybe_expose(p);
     if (chance(0.4)) p = b_->op("Where", {b_->op("IsNaN", {p}), b_->constant("zero", {1}, {0.0f}), p});
     return b_->matmul(p, vh);
@@ -152,14 +145,14 @@ class random_transformer_generator {
                                           b_->constant_i64("axes", {1}, {3})});
     std::vector<ir::value*> qkv;
     for (std::int64_t i = 0; i < 3; ++i) {
-      qkv.push_back(b_->op("Gather", {parts, b_->constant_i64("index", {}, {i})}, attrs(ir::attribute::make_int("axis", 0))));
+      qkv.push_back(b_->op("Gather", {parts, b_->constant_i64("index", {}, {i})}, ir::attribute_list(ir::attribute::make_int("axis", 0))));
     }
     ir::value* kt = chance(0.5) ? seq_first_heads(qkv[1], true) : transpose(seq_first_heads(qkv[1], false), {0, 1, 3, 2});
     ir::value* ctx = weighted_sum(scores(seq_first_heads(qkv[0], false), kt), seq_first_heads(qkv[2], false));
     ir::value* rows = b_->reshape(transpose(ctx, {2, 0, 1, 3}), {seq_ * batch_, hidden_});
     std::vector<ir::value*> in{rows, b_->random_constant("w_out", {hidden_, hidden_}, 0.3f)};
     if (chance(0.5)) in.push_back(b_->random_constant("b_out", {hidden_}, 0.2f));
-    ir::value* projected = b_->op("Gemm", in, attrs(ir::attribute::make_int("transB", 1)));
+    ir::value* projected = b_->op("Gemm", in, ir::attribute_list(ir::attribute::make_int("transB", 1)));
     return transpose(b_->reshape(projected, {seq_, batch_, hidden_}), {1, 0, 2});
   }
 
@@ -167,7 +160,7 @@ class random_transformer_generator {
   ir::value* written_norm(ir::value* s, bool rms) {
     const auto mean = [&](ir::value* v) {
       if (opset_ >= 18) return b_->op("ReduceMean", {v, b_->constant_i64("axes", {1}, {-1})});
-      return b_->op("ReduceMean", {v}, attrs(ir::attribute::make_ints("axes", {-1})));
+      return b_->op("ReduceMean", {v}, ir::attribute_list(ir::attribute::make_ints("axes", {-1})));
     };
     ir::value* d = rms ? s : b_->op("Sub", {s, mean(s)});
     ir::value* sq = chance(0.5) ? b_->op("Pow", {d, number(2.0f)}) : b_->mul(d, d);
@@ -186,7 +179,7 @@ class random_transformer_generator {
       case 0:
         y = b_->op("LayerNormalization",
                    {s, b_->random_constant("gamma", {hidden_}, 1.0f), b_->random_constant("beta", {hidden_}, 0.3f)},
-                   attrs(ir::attribute::make_float("epsilon", 1e-5f)));
+                   ir::attribute_list(ir::attribute::make_float("epsilon", 1e-5f)));
         break;
       case 1: y = written_norm(s, false); break;
       default: y = written_norm(s, true); break;

@@ -33,11 +33,7 @@ class skip_layer_norm_kernel final : public kernel {
     const shape_t& xs = x.shape();
     if (x.rank() != 3 && x.rank() != 2) ctx.fail("input must have rank 3 (or 2), got " + to_string(xs));
     const std::int64_t d = xs.back(), rows = x.element_count() / std::max<std::int64_t>(d, 1);
-    const shape_t& ss = skip.shape();
-    const bool skip_full = ss == xs;
-    const bool skip_per_token = !skip_full && ss.size() >= 2 && ss.back() == d && skip.element_count() > 0 && x.rank() == 3 &&
-                                ss[ss.size() - 2] == xs[1] && (ss.size() == 2 || (ss.size() == 3 && ss[0] == 1));
-    if (!skip_full && !skip_per_token) ctx.fail("skip " + to_string(ss) + " does not fit input " + to_string(xs));
+    const std::int64_t tokens = skip_rows(ctx, xs, skip.shape(), rows);
     const std::size_t beta_index = simplified_ ? 0 : 3, bias_index = simplified_ ? 3 : 4;
     const float* gamma = vector_input(ctx, 2, d, "gamma");
     const float* beta = beta_index ? vector_input(ctx, beta_index, d, "beta") : nullptr;
@@ -48,7 +44,6 @@ class skip_layer_norm_kernel final : public kernel {
     }
     tensor& y = ctx.allocate_output(0, data_type::float32, xs);
     float* sum = ctx.wants_output(3) ? ctx.allocate_output(3, data_type::float32, xs).mutable_data<float>() : nullptr;
-    const std::int64_t tokens = skip_full ? rows : ss[ss.size() - 2];
     const float* xd = x.data<float>();
     const float* sd = skip.data<float>();
     float* yd = y.mutable_data<float>();
@@ -66,6 +61,16 @@ class skip_layer_norm_kernel final : public kernel {
   }
 
  private:
+  /// The rows skip has: `rows` when it has the input's shape, S when it is [1, S, D] or [S, D]
+  /// (then row r of the input reads row r mod S).
+  static std::int64_t skip_rows(const kernel_context& ctx, const shape_t& xs, const shape_t& ss, std::int64_t rows) {
+    if (ss == xs) return rows;
+    const bool per_token = xs.size() == 3 && ss.size() >= 2 && ss.back() == xs[2] && ss[ss.size() - 2] == xs[1] && xs[1] > 0 &&
+                           (ss.size() == 2 || (ss.size() == 3 && ss[0] == 1));
+    if (!per_token) ctx.fail("skip " + to_string(ss) + " does not fit input " + to_string(xs));
+    return xs[1];
+  }
+
   /// Input i as a float32 vector of n values; null when absent.
   static const float* vector_input(const kernel_context& ctx, std::size_t i, std::int64_t n, const char* name) {
     if (!ctx.has_input(i)) return nullptr;
