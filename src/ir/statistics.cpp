@@ -19,10 +19,33 @@ std::int64_t product(const std::vector<std::int64_t>& xs, std::size_t from = 0, 
   return p;
 }
 
+/// The two products of attention, Q K^T and P V, over 3-D query [B,S,D], key [B,L,D] and
+/// value [B,L,Dv]: B S L (D + Dv).
+std::optional<std::int64_t> attention_macs(const node& n) {
+  auto q = dims_of(n.input(0));
+  auto k = dims_of(n.input(1));
+  auto v = dims_of(n.input(2));
+  if (!q || !k || !v || q->size() != 3 || k->size() != 3 || v->size() != 3) return std::nullopt;
+  return (*q)[0] * (*q)[1] * (*k)[1] * ((*q)[2] + (*v)[2]);
+}
+
+/// com.microsoft Attention: the Q|K|V product of input [B,S,Din] with weights [Din, W], then
+/// the two attention products with L = S.
+std::optional<std::int64_t> packed_attention_macs(const node& n) {
+  auto x = dims_of(n.input(0));
+  auto w = n.inputs().size() > 1 ? dims_of(n.input(1)) : std::nullopt;
+  if (!x || !w || x->size() != 3 || w->size() != 2) return std::nullopt;
+  const std::vector<std::int64_t> sizes = n.attr_ints("qkv_hidden_sizes", {});
+  const std::int64_t qk = sizes.size() == 3 ? sizes[0] : (*w)[1] / 3, v = sizes.size() == 3 ? sizes[2] : (*w)[1] / 3;
+  const std::int64_t tokens = (*x)[0] * (*x)[1];
+  return tokens * (*x)[2] * (*w)[1] + tokens * (*x)[1] * (qk + v);
+}
+
 }  // namespace
 
 std::optional<std::int64_t> node_macs(const node& n) {
-  // ONNX Runtime's fused forms do the same products as the ops they replace.
+  // ONNX Runtime's fused forms do the same products as the ops they replace (elementwise
+  // work, the softmax and the norms are not counted).
   const bool microsoft = n.domain() == "com.microsoft";
   const bool conv = n.is("Conv") || (microsoft && n.op_type() == "FusedConv");
   const bool gemm = n.is("Gemm") || (microsoft && n.op_type() == "FusedGemm");
@@ -43,6 +66,10 @@ std::optional<std::int64_t> node_macs(const node& n) {
     std::int64_t k = gemm && n.attr_int("transA", 0) ? a->front() : a->back();
     return product(*y) * k;
   }
+  if ((microsoft && n.op_type() == "MultiHeadAttention") || (n.is("Attention") && n.inputs().size() >= 3)) {
+    return attention_macs(n);
+  }
+  if (microsoft && n.op_type() == "Attention") return packed_attention_macs(n);
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "fusion_test_util.hpp"
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/shape_inference.hpp"
+#include "inferopt/ir/statistics.hpp"
 
 using namespace inferopt;
 
@@ -111,7 +112,9 @@ TEST_CASE("fuse-attention fuses both exporters' attention cores, with and withou
   form.cross = GENERATE(false, true);
   CAPTURE(form.dynamo_key, form.split_scale, form.guard, form.mask, form.shaped_noop, form.cross);
   ir::model m = make(form);
+  const std::int64_t macs = ir::compute_statistics(m).macs;
   const pass_record r = test::pass_checker("fuse-attention").run_and_compare(m);
+  CHECK(ir::compute_statistics(m).macs == macs);  // the fused op does the same products
   CHECK(r.rewrites == 1);
   // Self-attention's three projections of one x go in as packed weights (Attention).
   const std::string fused = form.cross ? "MultiHeadAttention" : "Attention";
@@ -223,7 +226,9 @@ TEST_CASE("fuse-attention fuses nn.MultiheadAttention's sequence-first block int
   form.out_bias = GENERATE(true, false);
   CAPTURE(form.dynamo_key, form.in_bias, form.out_bias);
   ir::model m = make_seq_first(form);
+  const std::int64_t macs = ir::compute_statistics(m).macs;
   const pass_record r = test::pass_checker("fuse-attention").run_and_compare(m);
+  CHECK(ir::compute_statistics(m).macs == macs);
   CHECK(r.rewrites == 1);
   CHECK(count(m, "Attention") == 1);
   CHECK(count(m, "Softmax") == 0);
