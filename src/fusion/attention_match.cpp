@@ -258,7 +258,7 @@ decline read_attention_core(const pass_context& ctx, ir::node& softmax, token_la
   return nullptr;
 }
 
-decline check_operands(const attention_match& m, token_layout layout) {
+decline check_operands(attention_match& m, token_layout layout) {
   for (const ir::value* v : {m.q, m.k, m.v}) {
     if (v->elem_type() != ir::data_type::float32) return "declined-type";
   }
@@ -270,11 +270,26 @@ decline check_operands(const attention_match& m, token_layout layout) {
   const std::size_t batch = layout == token_layout::batch_first ? 0 : 1, seq = 1 - batch;
   const auto is_one = [](const ir::dim& d) { return d.is_static() && d.value() == 1; };
   if (!mask || mask->size() != 4 || !(is_one((*mask)[0]) || same_dim((*mask)[0], q[batch])) ||
-      !(is_one((*mask)[1]) || ((*mask)[1].is_static() && (*mask)[1].value() == m.heads)) ||
-      !same_dim((*mask)[2], q[seq]) || !same_dim((*mask)[3], k[seq])) {
+      !(is_one((*mask)[1]) || ((*mask)[1].is_static() && (*mask)[1].value() == m.heads)) || !same_dim((*mask)[3], k[seq])) {
     return "declined-mask-shape";
   }
+  if (same_dim((*mask)[2], q[seq])) return nullptr;
+  // Broadcast over the queries: expanded to [.., S, L] when the dims are numbers.
+  if (!is_one((*mask)[2]) || !q[seq].is_static() || !k[seq].is_static() || !(*mask)[0].is_static()) {
+    return "declined-mask-shape";
+  }
+  m.mask_expand = {(*mask)[0].value(), is_one((*mask)[1]) ? 1 : m.heads, q[seq].value(), k[seq].value()};
   return nullptr;
+}
+
+ir::value* microsoft_mask(ir::graph& g, const attention_match& m, ir::node* position) {
+  if (!m.mask || m.mask_expand.empty()) return m.mask;
+  const std::string name = g.unique_name(m.mask->name() + "_expanded_shape");
+  const auto rank = static_cast<std::int64_t>(m.mask_expand.size());
+  ir::value* shape = g.add_initializer(name, ir::tensor::from_values<std::int64_t>(name, {rank}, m.mask_expand));
+  ir::node* expand = g.add_node(ir::node_spec{"Expand", {m.mask, shape}, {""}, {}, m.mask->name() + "_expanded", {}}, position);
+  expand->output(0)->set_type(ir::value_type{true, ir::data_type::float32, ir::shape(m.mask_expand.begin(), m.mask_expand.end())});
+  return expand->output(0);
 }
 
 bool absorb_shape_readers(attention_match& m, const ir::node* extra_sink) {

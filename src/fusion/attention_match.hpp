@@ -28,7 +28,11 @@ struct attention_match {
   ir::value* q = nullptr;  ///< [B,S,D] or [S,B,D]: before the head split
   ir::value* k = nullptr;
   ir::value* v = nullptr;
-  ir::value* mask = nullptr;        ///< additive, [B|1, N|1, S, L]; null when none
+  ir::value* mask = nullptr;        ///< additive, [B|1, N|1, S|1, L]; null when none
+  /// The static dims [B|1, N|1, S, L] a mask broadcast over the queries ([.., 1, L], as the
+  /// classic BERT export's Cast-Sub-Mul chain gives) is expanded to for the com.microsoft
+  /// ops, which take no such broadcast; empty when the mask needs none.
+  std::vector<std::int64_t> mask_expand;
   ir::value* guard_zero = nullptr;  ///< the NaN guard's 0; null when there is no guard
   ir::value* heads_out = nullptr;   ///< MatMul(p, Vh): [B, N, S, h]
   std::int64_t heads = 0;
@@ -57,8 +61,13 @@ struct attention_match {
 [[nodiscard]] decline read_attention_core(const pass_context& ctx, ir::node& softmax, token_layout layout,
                                           attention_match& m);
 
-/// The types (float32) and the mask's shape, [B or 1, N or 1, S, L].
-[[nodiscard]] decline check_operands(const attention_match& m, token_layout layout);
+/// The types (float32) and the mask's shape, [B or 1, N or 1, S, L], or [.., 1, L] with S and
+/// L static (then fills mask_expand).
+[[nodiscard]] decline check_operands(attention_match& m, token_layout layout);
+
+/// The mask as the com.microsoft ops take it: m.mask, or an Expand of it (before `position`)
+/// to mask_expand; null when there is no mask.
+[[nodiscard]] ir::value* microsoft_mask(ir::graph& g, const attention_match& m, ir::node* position);
 
 /// The shape arithmetic the Shape readers feed, when all of it ends in the shape input of a
 /// Reshape the match replaces or `extra_sink`: added to `replaced`, since it dies with the

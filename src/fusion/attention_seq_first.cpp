@@ -188,8 +188,8 @@ void apply_match(ir::graph& g, pass_context& ctx, const seq_first_match& sm) {
   attrs.push_back(ir::attribute::make_int("num_heads", m.heads));
   attrs.push_back(ir::attribute::make_float("scale", static_cast<float>(m.scale)));
   std::vector<ir::value*> inputs{sm.x, sm.w_in, b_in};
-  if (m.mask) inputs.insert(inputs.end(), {nullptr, nullptr, m.mask});
   ir::node* last = sm.last;
+  if (m.mask) inputs.insert(inputs.end(), {nullptr, nullptr, microsoft_mask(g, m, last)});
   const std::optional<ir::value_type> type = last->output(0)->type();
   ir::node* attention =
       g.add_node(ir::node_spec{"Attention", inputs, {""}, std::move(attrs), last->name() + "_attention", microsoft_domain}, last);

@@ -148,7 +148,7 @@ std::vector<ir::value*> packed_inputs(ir::graph& g, const pass_context& ctx, con
   std::string b_name = g.unique_name(bm.merge->name() + "_qkv_bias");
   std::vector<ir::value*> inputs{bm.packed_x, g.add_initializer(w_name, ir::tensor::from_values<float>(w_name, {rows, width}, packed)),
                                  g.add_initializer(b_name, ir::tensor::from_values<float>(b_name, {width}, biases))};
-  if (bm.core.mask) inputs.insert(inputs.end(), {nullptr, nullptr, bm.core.mask});
+  if (bm.core.mask) inputs.insert(inputs.end(), {nullptr, nullptr, fusion::detail::microsoft_mask(g, bm.core, bm.merge)});
   return inputs;
 }
 
@@ -200,7 +200,7 @@ std::vector<ir::value*> fused_inputs(ir::graph& g, const pass_context& ctx, cons
     packed = g.add_initializer(name, ir::tensor::from_values<float>(name, {static_cast<std::int64_t>(values.size())}, values));
   }
   if (packed || m.mask) inputs.push_back(packed);
-  if (m.mask) inputs.insert(inputs.end(), {nullptr, m.mask});
+  if (m.mask) inputs.insert(inputs.end(), {nullptr, fusion::detail::microsoft_mask(g, m, bm.merge)});
   return inputs;
 }
 

@@ -135,12 +135,23 @@ TEST_CASE("fuse-attention fuses both exporters' attention cores, with and withou
   }
 }
 
+TEST_CASE("fuse-attention expands a mask broadcast over the queries, as the classic BERT export writes it",
+          "[fusion][fuse-attention]") {
+  block_form form;
+  form.mask_dims = GENERATE(std::vector<std::int64_t>{batch, 1, 1, seq}, std::vector<std::int64_t>{1, 1, 1, seq});
+  form.cross = GENERATE(false, true);
+  ir::model m = make(form);
+  test::pass_checker("fuse-attention").run_and_compare(m);
+  CHECK(count(m, "Expand") == 1);
+  CHECK(count(m, form.cross ? "MultiHeadAttention" : "Attention") == 1);
+}
+
 TEST_CASE("fuse-attention declines a mask MultiHeadAttention cannot take, and scores read elsewhere",
           "[fusion][fuse-attention]") {
   const test::pass_checker checker("fuse-attention");
-  SECTION("a mask broadcast over the query axis") {
+  SECTION("a mask broadcast over the key axis") {
     block_form form;
-    form.mask_dims = {batch, 1, 1, seq};
+    form.mask_dims = {batch, 1, seq, 1};
     ir::model m = make(form);
     const pass_record r = checker.require_declined(m);
     CHECK(r.counters.at("declined-mask-shape") == 1);

@@ -30,7 +30,7 @@ from onnx import TensorProto, helper, numpy_helper
 PIPELINE = ("fuse-conv-activation,fuse-gemm-activation,fuse-gelu{domain=com.microsoft},fuse-skip-layer-norm,"
             "fuse-bias-gelu,remove-unused")
 FUSED_OPS = ("FusedConv", "FusedGemm", "Gelu", "FastGelu", "BiasGelu", "QuickGelu", "SkipLayerNormalization",
-             "SkipSimplifiedLayerNormalization")
+             "SkipSimplifiedLayerNormalization", "Attention", "MultiHeadAttention")
 STANDARD_OPS = ("LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization", "Attention")  # ai.onnx
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -158,13 +158,15 @@ def norm_export_cases():
     for path in sorted(NORM_EXPORTS.glob("*.onnx")):
         rms = not path.name.startswith("ln")
         op = "LayerNormalization" if not rms else ("RMSNormalization" if "23" in path.name else "SimplifiedLayerNormalization")
-        out.append((f"export_{path.stem}", onnx.load(str(path)), {op: 1}, "-O3"))
+        out.append((f"export_{path.stem}", onnx.load(str(path)), {f"ai.onnx.{op}": 1}, "-O3"))
     return out
 
 
-def sdpa_block_model(opset, mask=True):
+def sdpa_block_model(opset, mask=True, classic_mask=False):
     """x [2,5,16] -> torch's SDPA attention block (Q/K/V MatMul + bias, heads split 4 x 4, the
-    scale on Q and K^T, an additive mask [2,1,5,5], Softmax, V product, heads merged)."""
+    scale on Q and K^T, an additive mask [2,1,5,5], Softmax, V product, heads merged). With
+    `classic_mask`, the mask comes from an int64 attention_mask [2,5] through the classic BERT
+    chain (Unsqueeze, Cast, 1 - m, * -10000) as [2,1,1,5], broadcast over the queries."""
     b, s, d, n, h = 2, 5, 16, 4, 4
     rng = np.random.default_rng(11)
     inits, nodes = [], []
@@ -180,6 +182,12 @@ def sdpa_block_model(opset, mask=True):
               helper.make_node("Mul", ["qh", "scale"], ["qs"]), helper.make_node("Mul", ["kt", "scale"], ["ks"]),
               helper.make_node("MatMul", ["qs", "ks"], ["scores"])]
     last = "scores"
+    if classic_mask:
+        inits += [numpy_helper.from_array(np.array([1, 2], np.int64), "mask_axes"), const("one", np.array(1.0)),
+                  const("filter", np.array(-10000.0))]
+        nodes += [helper.make_node("Unsqueeze", ["attention_mask", "mask_axes"], ["m4"]),
+                  helper.make_node("Cast", ["m4"], ["mf"], to=TensorProto.FLOAT),
+                  helper.make_node("Sub", ["one", "mf"], ["inverted"]), helper.make_node("Mul", ["inverted", "filter"], ["mask"])]
     if mask:
         nodes.append(helper.make_node("Add", ["scores", "mask"], ["masked"]))
         last = "masked"
@@ -187,7 +195,9 @@ def sdpa_block_model(opset, mask=True):
               helper.make_node("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3]),
               helper.make_node("Reshape", ["ctx_t", "merge"], ["y"])]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [b, s, d])]
-    if mask:
+    if classic_mask:
+        inputs.append(helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [b, s]))
+    elif mask:
         inputs.append(helper.make_tensor_value_info("mask", TensorProto.FLOAT, [b, 1, s, s]))
     m = model_of(nodes, inputs, "y", inits, opset)
     m.ir_version = 10
@@ -195,12 +205,14 @@ def sdpa_block_model(opset, mask=True):
 
 
 def cases():
-    """(name, model, expected count of each fused op; ops left out expect none[, the optimize
-    arguments, when not the fusion pipeline])."""
+    """(name, model, expected count of each fused op (com.microsoft's by name, ai.onnx's as
+    "ai.onnx.NAME"); ops left out expect none[, the optimize arguments, when not the fusion
+    pipeline])."""
     out = norm_export_cases()
-    out.append(("attention_opset23_O2", sdpa_block_model(23), {"Attention": 1}, "-O2"))
-    out.append(("attention_opset23_O2_no_mask", sdpa_block_model(23, mask=False), {"Attention": 1}, "-O2"))
+    out.append(("attention_opset23_O2", sdpa_block_model(23), {"ai.onnx.Attention": 1}, "-O2"))
+    out.append(("attention_opset23_O2_no_mask", sdpa_block_model(23, mask=False), {"ai.onnx.Attention": 1}, "-O2"))
     out.append(("attention_opset17_O2_declined", sdpa_block_model(17), {}, "-O2"))
+    out.append(("attention_classic_mask_O3", sdpa_block_model(17, classic_mask=True), {"Attention": 1}, "-O3"))
     for kind in ("Relu", "LeakyRelu", "Tanh", "Sigmoid", "Clip", "HardSigmoid", "HardSwish"):
         out.append((f"conv_{kind.lower()}", conv_model(kind), {"FusedConv": 1}))
     out.append(("conv_clip_opset10", conv_model("Clip", opset=10), {"FusedConv": 1}))
@@ -249,7 +261,7 @@ def check(cli, work, name, model, want, level=None):
         onnx.checker.check_model(fused, full_check=True)
     ops = [(n.domain, n.op_type) for n in fused.graph.node]
     counts = {op: ops.count(("com.microsoft", op)) for op in FUSED_OPS}
-    counts.update({op: ops.count(("", op)) for op in STANDARD_OPS})
+    counts.update({f"ai.onnx.{op}": ops.count(("", op)) for op in STANDARD_OPS})
     assert counts == {op: want.get(op, 0) for op in counts}, f"ops after: {ops}"
     imports = {o.domain: o.version for o in fused.opset_import}
     if any(counts[op] for op in FUSED_OPS):
@@ -257,7 +269,13 @@ def check(cli, work, name, model, want, level=None):
     assert [o.name for o in fused.graph.output] == [o.name for o in model.graph.output]
     original, optimized = session(src), session(dst)
     rng = np.random.default_rng(7)
-    feed = {i.name: rng.standard_normal(i.shape).astype(np.float32) for i in original.get_inputs()}
+    feed = {}
+    for i in original.get_inputs():
+        if i.type == "tensor(int64)":  # an attention mask: ones, the last key padded
+            feed[i.name] = np.ones(i.shape, np.int64)
+            feed[i.name][..., -1] = 0
+        else:
+            feed[i.name] = rng.standard_normal(i.shape).astype(np.float32)
     reference = original.run(None, feed)
     for want, got, info in zip(reference, optimized.run(None, feed), original.get_outputs()):
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=f"output {info.name}")

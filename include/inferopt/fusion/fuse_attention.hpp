@@ -25,7 +25,9 @@
 ///      head split gives [B,S,N,h] with N and h static and D = N*h; K and V split alike;
 ///   2. the transposes have the permutations above, the scale factors are one-element
 ///      constants, the Softmax runs over the last axis;
-///   3. M, when present, is float32 of shape [B or 1, N or 1, S, L];
+///   3. M, when present, is float32 of shape [B or 1, N or 1, S, L], or [B or 1, N or 1, 1, L]
+///      with S and L static (the classic BERT export's mask, broadcast over the queries): the
+///      com.microsoft ops take no such broadcast, so an Expand to [.., S, L] goes before them;
 ///   4. every value between the projections and O is read only inside the pattern and is not
 ///      a graph output (the optional no-op Reshape keeps the dims it reads);
 ///   5. the model imports no com.microsoft opset or version 1 (with `domain=ai.onnx`: it
