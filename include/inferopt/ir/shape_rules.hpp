@@ -93,6 +93,13 @@ template <class Dim>
     contradiction("kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride) + " and dilation " +
                   std::to_string(dilation) + " must be positive");
   }
+  // Below 2^31 each, the window arithmetic cannot overflow (a hostile pad of INT64_MIN would).
+  constexpr std::int64_t limit = std::int64_t{1} << 31;
+  if (pad_begin < 0 || pad_end < 0 || pad_begin >= limit || pad_end >= limit || kernel >= limit || stride >= limit ||
+      dilation >= limit) {
+    contradiction("pads " + std::to_string(pad_begin) + ", " + std::to_string(pad_end) + ", kernel " +
+                  std::to_string(kernel) + ", stride and dilation must lie in [0, 2^31)");
+  }
   const Dim span = in + Dim{pad_begin + pad_end - dilation * (kernel - 1) - 1};
   if (const auto s = constant_of(span); s && *s < 0) {
     contradiction("window " + std::to_string(dilation * (kernel - 1) + 1) + " is larger than the padded input " +

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -146,8 +147,22 @@ void epsilon_is_not_negative(const node& n) {
   }
 }
 
+namespace {
+
+/// onnxruntime's convolution and pooling forms, which take Conv's and the pools' window
+/// attributes.
+bool is_runtime_window_op(const node& n) {
+  if (n.domain() == "com.microsoft.nchwc") return true;
+  static const std::set<std::string_view> ops{"FusedConv", "NhwcConv", "NhwcMaxPool", "QLinearAveragePool",
+                                              "ConvTransposeWithDynamicPads", "NhwcFusedConv"};
+  return n.domain() == "com.microsoft" && ops.count(n.op_type()) > 0;
+}
+
+}  // namespace
+
 void check_attribute_ranges(const node& n) {
   epsilon_is_not_negative(n);  // every domain: com.microsoft's normalizations take one too
+  if (is_runtime_window_op(n)) window_ranges(n);
   if (!n.is_onnx_domain()) return;
   flags_are_flags(n);
   auto it = range_checks().find(n.op_type());

@@ -46,6 +46,16 @@ def windowed(op, strides, **attrs):
     return model([node], [tensor("x", [1, 2, 8, 8])], [tensor("y", None)], init)
 
 
+def fused_conv_with_pads(pads):
+    """com.microsoft FusedConv (Conv's attributes) over 1x4x10x10 with the given pads: found by
+    fuzz_execute, whose INT64_MIN pad overflowed the window arithmetic of shape inference."""
+    node = helper.make_node("FusedConv", ["x", "w", "b"], ["y"], name="conv", domain="com.microsoft", pads=pads,
+                            strides=[1, 1], activation="Relu")
+    m = model([node], [tensor("x", [1, 4, 10, 10])], [tensor("y", None)], [weights("w", [8, 4, 3, 3]), weights("b", [8])])
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return m
+
+
 def concat_of_copies(count):
     node = helper.make_node("Concat", ["x"] * count, ["y"], name="cat", axis=0)
     return model([node], [tensor("x", [1, 4])], [tensor("y", [count, 4])])
@@ -271,6 +281,7 @@ def cases():
     yield "zero_stride_maxpool.onnx", windowed("MaxPool", [2, 0]), "strides [2,0] has an entry below 1"
     yield "zero_stride_averagepool.onnx", windowed("AveragePool", [0, 1]), "strides [0,1] has an entry below 1"
     yield "negative_pad_conv.onnx", windowed("Conv", [1, 1], pads=[0, -1, 0, 0]), "pads [0,-1,0,0] has an entry below 0"
+    yield "fused_conv_int64_min_pad.onnx", fused_conv_with_pads([1, 0, 1, -(2**63)]), "has an entry below 0"
     yield "zero_group_conv.onnx", windowed("Conv", [1, 1], group=0), "group 0 is below 1"
     yield "concat_30000_inputs.onnx", concat_of_copies(30000), "has 30000 inputs, over the limit of 16384"
     yield "relu_extra_output.onnx", relu_with_extra_output(), "output size 2 not in range"
