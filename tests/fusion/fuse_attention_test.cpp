@@ -84,12 +84,6 @@ ir::model make(const block_form& form) {
   return m;
 }
 
-std::size_t count(const ir::model& m, const std::string& op) {
-  std::size_t n = 0;
-  for (const ir::node* node : m.graph().nodes()) n += node->op_type() == op;
-  return n;
-}
-
 /// The block's one Softmax.
 ir::node& the_softmax(const ir::model& m) {
   for (ir::node* n : m.graph().nodes()) {
@@ -118,13 +112,13 @@ TEST_CASE("fuse-attention fuses both exporters' attention cores, with and withou
   CHECK(r.rewrites == 1);
   // Self-attention's three projections of one x go in as packed weights (Attention).
   const std::string fused = form.cross ? "MultiHeadAttention" : "Attention";
-  CHECK(count(m, fused) == 1);
-  CHECK(count(m, "MatMul") == (form.cross ? 3u : 0u));
-  CHECK(count(m, "Softmax") == 0);
-  CHECK(count(m, "Transpose") == 0);
-  CHECK(count(m, "IsNaN") == (form.guard ? 1 : 0));
-  CHECK(count(m, "Shape") == 0);  // the no-op Reshape's shape arithmetic goes with it
-  CHECK(count(m, "Add") == 0);
+  CHECK(test::count_op_type(m, fused) == 1);
+  CHECK(test::count_op_type(m, "MatMul") == (form.cross ? 3u : 0u));
+  CHECK(test::count_op_type(m, "Softmax") == 0);
+  CHECK(test::count_op_type(m, "Transpose") == 0);
+  CHECK(test::count_op_type(m, "IsNaN") == (form.guard ? 1 : 0));
+  CHECK(test::count_op_type(m, "Shape") == 0);  // the no-op Reshape's shape arithmetic goes with it
+  CHECK(test::count_op_type(m, "Add") == 0);
   CHECK(m.opset("com.microsoft") == std::optional<std::int64_t>(1));
   for (const ir::node* n : m.graph().nodes()) {
     if (n->op_type() != fused) continue;
@@ -142,8 +136,8 @@ TEST_CASE("fuse-attention expands a mask broadcast over the queries, as the clas
   form.cross = GENERATE(false, true);
   ir::model m = make(form);
   test::pass_checker("fuse-attention").run_and_compare(m);
-  CHECK(count(m, "Expand") == 1);
-  CHECK(count(m, form.cross ? "MultiHeadAttention" : "Attention") == 1);
+  CHECK(test::count_op_type(m, "Expand") == 1);
+  CHECK(test::count_op_type(m, form.cross ? "MultiHeadAttention" : "Attention") == 1);
 }
 
 TEST_CASE("fuse-attention declines a mask MultiHeadAttention cannot take, and scores read elsewhere",
@@ -241,12 +235,12 @@ TEST_CASE("fuse-attention fuses nn.MultiheadAttention's sequence-first block int
   const pass_record r = test::pass_checker("fuse-attention").run_and_compare(m);
   CHECK(ir::compute_statistics(m).macs == macs);
   CHECK(r.rewrites == 1);
-  CHECK(count(m, "Attention") == 1);
-  CHECK(count(m, "Softmax") == 0);
-  CHECK(count(m, "Transpose") == 0);
-  CHECK(count(m, "Gemm") == 0);
-  CHECK(count(m, "MatMul") == 1);
-  CHECK(count(m, "Add") == (form.out_bias ? 1 : 0));
+  CHECK(test::count_op_type(m, "Attention") == 1);
+  CHECK(test::count_op_type(m, "Softmax") == 0);
+  CHECK(test::count_op_type(m, "Transpose") == 0);
+  CHECK(test::count_op_type(m, "Gemm") == 0);
+  CHECK(test::count_op_type(m, "MatMul") == 1);
+  CHECK(test::count_op_type(m, "Add") == (form.out_bias ? 1 : 0));
   for (const ir::node* n : m.graph().nodes()) {
     if (n->op_type() != "Attention") continue;
     CHECK(n->attr_int("num_heads", 0) == heads);
@@ -283,7 +277,7 @@ TEST_CASE("fuse-attention{domain=ai.onnx} writes the standard Attention from ops
     CHECK(fused->attr_int("q_num_heads", 0) == heads);
     CHECK(fused->attr_int("kv_num_heads", 0) == heads);
     CHECK(fused->inputs().size() == (form.mask ? 4u : 3u));
-    CHECK(count(m, "Add") == 3);  // the projections keep their biases: Attention-23 takes none
+    CHECK(test::count_op_type(m, "Add") == 3);  // the projections keep their biases: Attention-23 takes none
     CHECK_FALSE(m.opset("com.microsoft"));
   }
   SECTION("opset 17") {

@@ -35,11 +35,6 @@ ir::model make(const std::string& domain, const std::string& gelu, std::int64_t 
   return m;
 }
 
-const ir::node& only_node(const ir::model& m) {
-  REQUIRE(m.graph().node_count() == 1);
-  return **m.graph().nodes().begin();
-}
-
 }  // namespace
 
 TEST_CASE("fuse-bias-gelu fuses a bias Add into the GELU of either domain", "[fusion][fuse-bias-gelu]") {
@@ -47,20 +42,20 @@ TEST_CASE("fuse-bias-gelu fuses a bias Add into the GELU of either domain", "[fu
   SECTION("com.microsoft Gelu -> BiasGelu") {
     ir::model m = make("com.microsoft", "Gelu", 17, bias_first);
     test::pass_checker("fuse-bias-gelu").run_and_compare(m);
-    CHECK(only_node(m).op_type() == "BiasGelu");
+    CHECK(test::only_node(m).op_type() == "BiasGelu");
   }
   SECTION("com.microsoft FastGelu -> FastGelu with a bias") {
     ir::model m = make("com.microsoft", "FastGelu", 17, bias_first);
     test::pass_checker("fuse-bias-gelu").run_and_compare(m);
-    CHECK(only_node(m).op_type() == "FastGelu");
-    CHECK(only_node(m).inputs().size() == 2u);
+    CHECK(test::only_node(m).op_type() == "FastGelu");
+    CHECK(test::only_node(m).inputs().size() == 2u);
   }
   SECTION("ai.onnx Gelu of opset 20, both approximations") {
     const std::string approximate = GENERATE(std::string("none"), std::string("tanh"));
     ir::model m = make("", "Gelu", 20, bias_first, {width}, approximate);
     test::pass_checker("fuse-bias-gelu").run_and_compare(m);
-    CHECK(only_node(m).op_type() == (approximate == "tanh" ? "FastGelu" : "BiasGelu"));
-    CHECK(only_node(m).domain() == "com.microsoft");
+    CHECK(test::only_node(m).op_type() == (approximate == "tanh" ? "FastGelu" : "BiasGelu"));
+    CHECK(test::only_node(m).domain() == "com.microsoft");
   }
 }
 

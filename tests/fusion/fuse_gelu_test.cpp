@@ -66,11 +66,6 @@ ir::value* tanh_gelu(ir::graph_builder& gb, ir::value* x, bool pow) {
   return half_x_times(gb, x, a, tail::x_times_a_first);
 }
 
-const ir::node& only_node(const ir::model& m) {
-  REQUIRE(m.graph().node_count() == 1);
-  return **m.graph().nodes().begin();
-}
-
 }  // namespace
 
 TEST_CASE("fuse-gelu fuses the erf form in each association to ai.onnx Gelu at opset 20", "[fusion][fuse-gelu]") {
@@ -79,7 +74,7 @@ TEST_CASE("fuse-gelu fuses the erf form in each association to ai.onnx Gelu at o
   ir::model m = make([&](ir::graph_builder& gb, ir::value* x) { return erf_gelu(gb, x, t, divide); }, 20);
   const pass_record r = test::pass_checker("fuse-gelu").run_and_compare(m);
   CHECK(r.rewrites == 1);
-  const ir::node& n = only_node(m);
+  const ir::node& n = test::only_node(m);
   CHECK(n.is("Gelu"));
   CHECK_FALSE(n.find_attribute("approximate"));
   CHECK(n.input(0)->name() == "x");
@@ -89,7 +84,7 @@ TEST_CASE("fuse-gelu fuses the tanh form with Pow or a product of three", "[fusi
   const bool pow = GENERATE(true, false);
   ir::model m = make([&](ir::graph_builder& gb, ir::value* x) { return tanh_gelu(gb, x, pow); }, 20);
   test::pass_checker("fuse-gelu").run_and_compare(m);
-  const ir::node& n = only_node(m);
+  const ir::node& n = test::only_node(m);
   CHECK(n.is("Gelu"));
   CHECK(n.attr_string("approximate", "") == "tanh");
 }
@@ -106,7 +101,7 @@ TEST_CASE("below opset 20 fuse-gelu writes com.microsoft Gelu and FastGelu only 
     for (const auto& [f, op] : {std::pair{erf, "Gelu"}, std::pair{approx, "FastGelu"}}) {
       ir::model m = make(f, 17);
       test::pass_checker("fuse-gelu{domain=com.microsoft}").run_and_compare(m);
-      const ir::node& n = only_node(m);
+      const ir::node& n = test::only_node(m);
       CHECK(n.op_type() == op);
       CHECK(n.domain() == "com.microsoft");
       CHECK(m.opset("com.microsoft") == std::optional<std::int64_t>(1));
@@ -154,7 +149,7 @@ TEST_CASE("fuse-gelu fuses x * Sigmoid(alpha x) into com.microsoft QuickGelu onl
   CHECK_FALSE(test::pass_checker("fuse-gelu").run(plain).changed);
   ir::model m = make(quick, 17);
   test::pass_checker("fuse-gelu{domain=com.microsoft}").run_and_compare(m);
-  const ir::node& n = only_node(m);
+  const ir::node& n = test::only_node(m);
   CHECK(n.op_type() == "QuickGelu");
   CHECK(n.domain() == "com.microsoft");
   CHECK(n.attr_float("alpha", 0.0f) == Approx(1.702f));

@@ -60,11 +60,6 @@ ir::model make(const norm_form& f) {
   return m;
 }
 
-const ir::node& only_node(const ir::model& m) {
-  REQUIRE(m.graph().node_count() == 1);
-  return **m.graph().nodes().begin();
-}
-
 }  // namespace
 
 TEST_CASE("fuse-layer-norm fuses LayerNorm written out, in the forms exporters write", "[fusion][fuse-layer-norm]") {
@@ -79,7 +74,7 @@ TEST_CASE("fuse-layer-norm fuses LayerNorm written out, in the forms exporters w
   ir::model m = make(f);
   const pass_record r = test::pass_checker("fuse-layer-norm").run_and_compare(m);
   CHECK(r.rewrites == 1);
-  const ir::node& n = only_node(m);
+  const ir::node& n = test::only_node(m);
   CHECK(n.op_type() == "LayerNormalization");
   CHECK(n.attr_int("axis", 0) == 2);
   CHECK(n.attr_float("epsilon", 0.0f) == Approx(1e-5f));
@@ -91,7 +86,7 @@ TEST_CASE("fuse-layer-norm fuses a norm over the last two axes", "[fusion][fuse-
   f.axes = f.mean_axes = GENERATE(std::vector<std::int64_t>{-2, -1}, std::vector<std::int64_t>{2, 1});
   ir::model m = make(f);
   test::pass_checker("fuse-layer-norm").run_and_compare(m);
-  CHECK(only_node(m).attr_int("axis", 0) == 1);
+  CHECK(test::only_node(m).attr_int("axis", 0) == 1);
 }
 
 TEST_CASE("fuse-layer-norm fuses RMSNorm to RMSNormalization from opset 23", "[fusion][fuse-layer-norm]") {
@@ -102,7 +97,7 @@ TEST_CASE("fuse-layer-norm fuses RMSNorm to RMSNormalization from opset 23", "[f
   f.gamma = GENERATE(true, false);
   ir::model m = make(f);
   test::pass_checker("fuse-layer-norm").run_and_compare(m);
-  CHECK(only_node(m).op_type() == "RMSNormalization");
+  CHECK(test::only_node(m).op_type() == "RMSNormalization");
 }
 
 TEST_CASE("fuse-layer-norm declines what the ops cannot say", "[fusion][fuse-layer-norm]") {
@@ -148,6 +143,6 @@ TEST_CASE("with its com.microsoft option fuse-layer-norm writes onnxruntime's Si
   f.opset = GENERATE(17, 20);
   ir::model m = make(f);
   test::pass_checker("fuse-layer-norm{domain=com.microsoft}").run_and_compare(m);
-  CHECK(only_node(m).op_type() == "SimplifiedLayerNormalization");
-  CHECK(only_node(m).is_onnx_domain());
+  CHECK(test::only_node(m).op_type() == "SimplifiedLayerNormalization");
+  CHECK(test::only_node(m).is_onnx_domain());
 }

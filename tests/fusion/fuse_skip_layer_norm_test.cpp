@@ -52,12 +52,6 @@ ir::model make(const residual_form& form) {
   return m;
 }
 
-std::size_t count(const ir::model& m, const std::string& op) {
-  std::size_t n = 0;
-  for (const ir::node* node : m.graph().nodes()) n += node->op_type() == op;
-  return n;
-}
-
 const ir::node* the_fused(const ir::model& m) {
   for (const ir::node* n : m.graph().nodes()) {
     if (n->op_type().starts_with("Skip")) return n;
@@ -84,7 +78,7 @@ TEST_CASE("fuse-skip-layer-norm fuses the residual Add, a bias Add and the norm"
   CHECK(fused->attr_float("epsilon", 0.0f) == Approx(1e-6f));
   CHECK(fused->inputs().size() == (form.rms ? 3u : 4u) + (form.bias ? 1u : 0u));
   CHECK(fused->outputs().size() == (form.sum_read_on ? 4u : 1u));
-  CHECK(count(m, "Add") == (form.sum_read_on ? 1u : 0u));
+  CHECK(test::count_op_type(m, "Add") == (form.sum_read_on ? 1u : 0u));
 }
 
 TEST_CASE("fuse-skip-layer-norm takes a skip broadcast over the batch and a norm without beta",

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <catch2/catch.hpp>
 
@@ -76,5 +77,19 @@ class pass_checker {
  private:
   std::string pipeline_;
 };
+
+/// Live nodes of `m`'s main graph with this op type, in any domain (the fused com.microsoft
+/// ops too, which `count_ops` leaves out).
+inline std::size_t count_op_type(const ir::model& m, std::string_view op) {
+  std::size_t n = 0;
+  for (const ir::node* node : m.graph().nodes()) n += node->op_type() == op ? 1 : 0;
+  return n;
+}
+
+/// The one node a fused model is left with.
+inline const ir::node& only_node(const ir::model& m) {
+  REQUIRE(m.graph().node_count() == 1);
+  return **m.graph().nodes().begin();
+}
 
 }  // namespace inferopt::test
