@@ -10,6 +10,7 @@
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "elementwise_common.hpp"
+#include "vector_math.hpp"
 
 namespace inferopt::runtime::elementwise {
 
@@ -86,22 +87,6 @@ struct erf_op {
   }
 };
 
-/// 0.5 erfc(|x| / sqrt 2) for a block of x, with relative error below 1.2e-7 (Numerical
-/// Recipes' erfcc, a Chebyshev fit). Eigen has no vectorized erfc: the polynomial is written
-/// in array expressions, which Eigen evaluates a packet at a time, as it does the exponential.
-template <class A>
-block_array<float> half_erfc_of_abs_over_sqrt2(const A& x) {
-  // Array expressions, so that Eigen evaluates them a packet at a time.
-  const block_array<float> z = x.abs() * static_cast<float>(1 / std::numbers::sqrt2);
-  const block_array<float> u = (1.0f + 0.5f * z).inverse();
-  block_array<float> p = 0.17087277f + 0.0f * u;
-  for (const float c : {-0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f, -0.18628806f, 0.09678418f, 0.37409196f,
-                        1.00002368f}) {
-    p = c + u * p;
-  }
-  return 0.5f * u * (-z * z - 1.26551223f + u * p).exp();
-}
-
 /// 0.5 x (1 + erf(x / sqrt 2)), or with approximate = "tanh" 0.5 x (1 + tanh(sqrt(2/pi) (x +
 /// 0.044715 x^3))). Both are rewritten so no 1 + (-1 + tiny) cancellation happens for
 /// negative x (it costs float most of its digits below x = -3): the erf form as x Phi(x) with
@@ -144,8 +129,7 @@ struct gelu {
     }
     array_t y(x.size());
     if constexpr (std::is_same_v<T, float>) {
-      const array_t e = half_erfc_of_abs_over_sqrt2(x);
-      for (Eigen::Index i = 0; i < x.size(); ++i) y[i] = times_phi(x[i], e[i]);  // vectorizes as blends
+      nn::gelu_erf(x.data(), nullptr, y.data(), x.size());  // the widest instruction set's build
     } else {
       for (Eigen::Index i = 0; i < x.size(); ++i) y[i] = (*this)(x[i]);  // double: the C library's erfc
     }
@@ -357,13 +341,21 @@ class bias_gelu_kernel final : public kernel {
       const auto* b = bias->data<typename E::storage>();
       auto* dst = y.mutable_data<typename E::storage>();
       const std::int64_t rows = n > 0 ? x.element_count() / n : 0;
+      const std::int64_t rows_per_task = std::max<std::int64_t>(1, grain / std::max<std::int64_t>(n, 1));
+      if constexpr (std::is_same_v<typename E::storage, float>) {
+        if (!Tanh) {  // BiasGelu in one pass, a row at a time, on the widest build
+          detail::parallel_for(ctx.threads(), rows, rows_per_task, [&](std::int64_t lo, std::int64_t hi) {
+            for (std::int64_t r = lo; r < hi; ++r) nn::gelu_erf(src + r * n, b, dst + r * n, n);
+          });
+          return;
+        }
+      }
       // y = x + bias, then the activation in place through the vectorized path.
-      detail::parallel_for(ctx.threads(), rows, std::max<std::int64_t>(1, grain / std::max<std::int64_t>(n, 1)),
-                           [&](std::int64_t lo, std::int64_t hi) {
-                             for (std::int64_t r = lo; r < hi; ++r) {
-                               for (std::int64_t j = 0; j < n; ++j) dst[r * n + j] = E::store(E::load(src[r * n + j]) + E::load(b[j]));
-                             }
-                           });
+      detail::parallel_for(ctx.threads(), rows, rows_per_task, [&](std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t r = lo; r < hi; ++r) {
+          for (std::int64_t j = 0; j < n; ++j) dst[r * n + j] = E::store(E::load(src[r * n + j]) + E::load(b[j]));
+        }
+      });
       unary_map<E, E>(ctx.threads(), y, y, op_);
     });
   }

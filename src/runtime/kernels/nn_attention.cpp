@@ -24,6 +24,7 @@
 #include "nn_attention.hpp"
 #include "nn_common.hpp"
 #include "nn_gemm.hpp"
+#include "vector_math.hpp"
 
 namespace inferopt::runtime::nn {
 namespace {
@@ -54,20 +55,6 @@ void add_biases(matrix& scores, const score_biases& biases, std::int64_t b, std:
     scores += Eigen::Map<const matrix>(biases.padding.data() + b * d.query_len * d.key_len, d.query_len, d.key_len);
   } else {
     scores.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(biases.padding.data() + b * d.key_len, d.key_len);
-  }
-}
-
-/// Each row to its softmax; a row of -inf gives NaN (its maximum is -inf). Entries more than 87
-/// below the row's maximum become exactly 0: Eigen's exp clamps its argument there and would
-/// return a denormal (about 4e-39), and denormal probabilities slow the next product several
-/// times over (masked keys, at -inf or -FLT_MAX, are all such entries).
-void softmax_rows(matrix& s) {
-  constexpr float underflow = -87.0f;  // exp(-87) is just above FLT_MIN
-  for (Eigen::Index r = 0; r < s.rows(); ++r) {
-    auto row = s.row(r).array();
-    row -= row.maxCoeff();
-    row = (row < underflow).select(0.0f, row.exp());
-    row /= row.sum();
   }
 }
 
@@ -285,7 +272,7 @@ void attend(int threads, const attention_dims& d, const head_operands& x, const 
       qk.c = scores.data(), qk.ldc = d.key_len, qk.alpha = scale;
       gemm(qk, 1);
       add_biases(scores, biases, b, n, d);
-      softmax_rows(scores);
+      softmax_rows(scores.data(), d.query_len, d.key_len, d.key_len);
       gemm_args<float> pv;  // O_bn = P V_bn, into the head's columns of the output
       pv.m = d.query_len, pv.n = d.value_head, pv.k = d.key_len;
       pv.a = scores.data(), pv.lda = d.key_len;

@@ -3,35 +3,18 @@
 // one machine.
 #include "nn_gemm.hpp"
 
-#include <cstdlib>
-#include <cstring>
-
-#include "inferopt/core/cpu_features.hpp"
+#include "isa_choice.hpp"
 
 namespace inferopt::runtime::nn {
 
-namespace {
-
-// The widest build that is compiled in, allowed by INFEROPT_NN_ISA and run by this CPU; the
-// generic build when there is none (the one fallback).
-const gemm_config& choose() noexcept {
-  const char* cap = std::getenv("INFEROPT_NN_ISA");
-  const bool allow_avx512 = !cap || std::strcmp(cap, "avx512") == 0;
-  const bool allow_avx2 = allow_avx512 || std::strcmp(cap, "avx2") == 0;
-  const cpu_features& cpu = cpu_features_of_this_machine();
-  if (const gemm_config* c = isa_avx512::config(); c != nullptr && allow_avx512 && cpu.has_avx512_skx()) return *c;
-  if (const gemm_config* c = isa_avx2::config(); c != nullptr && allow_avx2 && cpu.has_avx2_fma()) return *c;
-  return *isa_generic::config();
-}
-
-}  // namespace
-
 const gemm_config& chosen_config() noexcept {
-  static const gemm_config& config = choose();
+  static const gemm_config& config = choose_isa_build(isa_generic::config(), isa_avx2::config(), isa_avx512::config());
   return config;
 }
 
-void gemm(const gemm_args<float>& args, int threads) noexcept { chosen_config().gemm_f32(args, threads); }
+void gemm(const gemm_args<float>& args, int threads) noexcept {
+  if (!onednn_gemm(args, threads)) chosen_config().gemm_f32(args, threads);
+}
 void gemm(const gemm_args<double>& args, int threads) noexcept { chosen_config().gemm_f64(args, threads); }
 
 std::size_t packed_size(std::int64_t m, std::int64_t k) noexcept { return chosen_config().packed_size(m, k); }
@@ -47,6 +30,11 @@ void gemm_packed(const float* packed, std::int64_t m, std::int64_t k, std::int64
 }
 
 const char* gemm_isa() noexcept { return chosen_config().isa; }
+
+const char* gemm_backend() noexcept {
+  const char* onednn = onednn_gemm_backend();
+  return onednn ? onednn : "eigen";
+}
 
 }  // namespace inferopt::runtime::nn
 

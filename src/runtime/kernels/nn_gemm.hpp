@@ -43,6 +43,15 @@ void gemm(const gemm_args<double>& args, int threads) noexcept;
 
 /// The instruction set `gemm` runs with on this CPU: "avx512", "avx2" or "generic".
 [[nodiscard]] const char* gemm_isa() noexcept;
+/// Who computes float32 `gemm`: "onednn" or "eigen".
+[[nodiscard]] const char* gemm_backend() noexcept;
+
+/// The float32 product on oneDNN (nn_gemm_onednn.cpp); false when the build has no oneDNN,
+/// INFEROPT_NN_GEMM=eigen or INFEROPT_NN_ISA=generic turned it off, or oneDNN refused the
+/// arguments: then the Eigen build computes it.
+bool onednn_gemm(const gemm_args<float>& args, int threads) noexcept;
+/// "onednn" when onednn_gemm serves products in this process, else null.
+[[nodiscard]] const char* onednn_gemm_backend() noexcept;
 
 // ---- products with a constant left operand (convolution weights), float32 only ----------
 //

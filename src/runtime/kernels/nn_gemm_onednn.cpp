@@ -1,0 +1,60 @@
+// The float32 product of nn::gemm on oneDNN's JIT sgemm, when the build has oneDNN
+// (INFEROPT_WITH_ONEDNN). Chosen by measurement: on BERT's projections (128 x 768 x 768 ..
+// 128 x 3072 x 768), attention's per-head products and convolution-sized products it is
+// 1.2-1.4x Eigen's GEBP at one thread and 1.3-2.2x at two (docs/BENCHMARKS.md, "GEMM backend").
+// oneDNN runs its own instruction-set dispatch (AVX-512, AVX2, SSE4.1); INFEROPT_NN_ISA caps it
+// like the Eigen builds, and INFEROPT_NN_GEMM=eigen turns it off, so that tests can run every
+// variant on one machine.
+// Threads: the OpenMP runtime oneDNN was built with (the one Eigen and our kernels use) takes
+// its team size from the caller's nthreads ICV, set here for the call and put back after.
+#include "nn_gemm.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#ifdef INFEROPT_WITH_ONEDNN
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+namespace inferopt::runtime::nn {
+
+#ifdef INFEROPT_WITH_ONEDNN
+namespace {
+
+// Whether oneDNN serves float products in this process, decided on the first call.
+bool onednn_enabled() noexcept {
+  static const bool enabled = [] {
+    const char* backend = std::getenv("INFEROPT_NN_GEMM");
+    if (backend && std::strcmp(backend, "eigen") == 0) return false;
+    const char* cap = std::getenv("INFEROPT_NN_ISA");
+    if (cap && std::strcmp(cap, "generic") == 0) return false;  // the portable build: Eigen's
+    if (cap && std::strcmp(cap, "avx2") == 0) dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2);
+    return true;
+  }();
+  return enabled;
+}
+
+}  // namespace
+
+bool onednn_gemm(const gemm_args<float>& g, int threads) noexcept {
+  if (!onednn_enabled()) return false;
+  // beta == 0 must not read C (NaN there must not leak), which oneDNN's sgemm honours; alpha
+  // and beta pass through.
+  const int previous = omp_get_max_threads();
+  const bool nested = omp_in_parallel() != 0;
+  if (!nested) omp_set_num_threads(threads > 0 ? threads : 1);
+  const dnnl_status_t status = dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.m, g.n, g.k, g.alpha, g.a,
+                                          g.lda, g.b, g.ldb, g.beta, g.c, g.ldc);
+  if (!nested) omp_set_num_threads(previous);
+  return status == dnnl_success;
+}
+
+const char* onednn_gemm_backend() noexcept { return onednn_enabled() ? "onednn" : nullptr; }
+#else
+bool onednn_gemm(const gemm_args<float>&, int) noexcept { return false; }
+const char* onednn_gemm_backend() noexcept { return nullptr; }
+#endif
+
+}  // namespace inferopt::runtime::nn

@@ -1,0 +1,62 @@
+// The vector math body, compiled once per instruction set by vector_math_{generic,avx2,
+// avx512}.cpp: include it only from those, after defining INFEROPT_VECTOR_MATH_ISA (the
+// build's namespace), INFEROPT_VECTOR_MATH_NAME and, for the ISA builds, `Eigen` as a renamed
+// namespace. As in nn_gemm_body.hpp, everything but config() has internal linkage and no
+// template is shared with other files, so the linker cannot hand one build another's code.
+
+#include <Eigen/Core>
+
+#include "vector_math.hpp"
+
+namespace inferopt::runtime::nn::INFEROPT_VECTOR_MATH_ISA {
+
+namespace {
+
+// Chunks of this many floats: the temporaries of one chunk stay in L1, on the stack.
+constexpr Eigen::Index chunk = 256;
+using chunk_array = Eigen::Array<float, Eigen::Dynamic, 1, Eigen::ColMajor, chunk, 1>;
+using const_span = Eigen::Map<const Eigen::Array<float, Eigen::Dynamic, 1>>;
+using span = Eigen::Map<Eigen::Array<float, Eigen::Dynamic, 1>>;
+
+void gelu_chunk(const float* x, const float* bias, float* y, Eigen::Index m) {
+  const chunk_array v = bias ? chunk_array(const_span(x, m) + const_span(bias, m)) : chunk_array(const_span(x, m));
+  // h = 0.5 erfc(|v| / sqrt 2) (erfcc: u = 1 / (1 + z / 2), h = u/2 exp(-z^2 - 1.26551223 + u p(u))).
+  const chunk_array z = v.abs() * 0.70710678118654752f;
+  const chunk_array u = (1.0f + 0.5f * z).inverse();
+  static constexpr float coefficients[] = {-0.82215223f, 1.48851587f,  -1.13520398f, 0.27886807f,
+                                          -0.18628806f, 0.09678418f, 0.37409196f,  1.00002368f};
+  chunk_array p = chunk_array::Constant(m, 0.17087277f);
+  for (const float c : coefficients) p = c + u * p;
+  const chunk_array h = 0.5f * u * (-z * z - 1.26551223f + u * p).exp();
+  // v Phi(v): Phi is 1 - h above 0 and h elsewhere; arithmetic, not a select, so it vectorizes.
+  span(y, m) = v * (h + (v > 0.0f).cast<float>() * (1.0f - 2.0f * h));
+}
+
+void gelu_erf(const float* x, const float* bias, float* y, std::int64_t n) noexcept {
+  for (std::int64_t k = 0; k < n; k += chunk) {
+    const Eigen::Index m = static_cast<Eigen::Index>(n - k < chunk ? n - k : chunk);
+    gelu_chunk(x + k, bias ? bias + k : nullptr, y + k, m);
+  }
+}
+
+void softmax_rows(float* s, std::int64_t rows, std::int64_t cols, std::int64_t ld) noexcept {
+  // The clamp keeps exp's results normal (exp(-87) is just above FLT_MIN); what is below
+  // 1e-37 of the row's maximum then becomes 0. The cut is not exp(-87) itself: the vectorized
+  // exp may round it an ulp above a scalar one, and one survivor brings the denormals back.
+  constexpr float underflow = -87.0f, negligible = 1e-37f;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* p = s + r * ld;
+    span row(p, static_cast<Eigen::Index>(cols));
+    row = (row - row.maxCoeff()).max(underflow).exp();
+    for (std::int64_t j = 0; j < cols; ++j) p[j] = p[j] >= negligible ? p[j] : 0.0f;
+    row /= row.sum();
+  }
+}
+
+constexpr vector_math_config build{INFEROPT_VECTOR_MATH_NAME, &gelu_erf, &softmax_rows};
+
+}  // namespace
+
+const vector_math_config* config() noexcept { return &build; }
+
+}  // namespace inferopt::runtime::nn::INFEROPT_VECTOR_MATH_ISA
