@@ -246,3 +246,51 @@ TEST_CASE("matmul broadcasts batch dims and promotes 1-D operands", "[runtime][n
     CHECK(out.to_float() == std::vector<float>{1, 5});
   }
 }
+
+TEST_CASE("linear layers on constant weights give the product at every row count", "[runtime][nn]") {
+  // The weights are prepacked once per row count (nn_constant_product.hpp), four row counts at
+  // most; the later ones take the plain GEMM. Each row count must give the double reference.
+  constexpr std::int64_t k = 67, n = 45;  // not multiples of a vector or block width
+  const auto w = random_values(static_cast<std::size_t>(k * n), 8), bias = random_values(static_cast<std::size_t>(n), 9);
+  const std::string op = GENERATE("MatMul", "Gemm transB + bias", "FusedGemm Relu + bias");
+  const int threads = GENERATE(1, 2);
+  CAPTURE(op, threads);
+  const bool gemm = op != "MatMul", transposed = op.starts_with("Gemm");
+  ir::model m = ir::make_model("linear");
+  if (op.starts_with("Fused")) m.opsets.push_back({"com.microsoft", 1});
+  ir::graph_builder gb(m.graph());
+  ir::shape x_shape{ir::dim{"rows"}, ir::dim{k}};
+  ir::value* x = gb.input("x", ir::data_type::float32, x_shape);
+  // Gemm's transB reads W as [n, k]: the same matrix, stored transposed.
+  std::vector<float> stored = w;
+  if (transposed) {
+    for (std::int64_t i = 0; i < k; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) stored[static_cast<std::size_t>(j * k + i)] = w[static_cast<std::size_t>(i * n + j)];
+    }
+  }
+  ir::value* wv = gb.constant("w", transposed ? std::vector<std::int64_t>{n, k} : std::vector<std::int64_t>{k, n}, stored);
+  std::vector<ir::attribute> attrs;
+  if (transposed) attrs.push_back(ir::attribute::make_int("transB", 1));
+  if (op.starts_with("Fused")) attrs.push_back(ir::attribute::make_string("activation", "Relu"));
+  std::vector<ir::value*> inputs{x, wv};
+  if (gemm) inputs.push_back(gb.constant("bias", {n}, bias));
+  ir::node_spec spec{op.substr(0, op.find(' ')), inputs, {"y"}, std::move(attrs), "linear", op.starts_with("Fused") ? "com.microsoft" : ""};
+  m.graph().add_output(m.graph().add_node(std::move(spec))->output(0));
+  runtime::session s(m, runtime::session_options{.threads = threads, .kernels = &nn_kernels()});
+  for (const std::int64_t rows : {1, 130, 3, 64, 7, 9, 130}) {
+    CAPTURE(rows);
+    const auto xs = random_values(static_cast<std::size_t>(rows * k), 10 + static_cast<unsigned>(rows));
+    const auto got = s.run({{"x", tensor::from_values<float>({rows, k}, xs)}}).at("y").to_float();
+    REQUIRE(got.size() == static_cast<std::size_t>(rows * n));
+    std::size_t bad = 0;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        double dot = gemm ? bias[static_cast<std::size_t>(j)] : 0.0;
+        for (std::int64_t t = 0; t < k; ++t) dot += static_cast<double>(xs[static_cast<std::size_t>(i * k + t)]) * w[static_cast<std::size_t>(t * n + j)];
+        if (op.starts_with("Fused")) dot = std::max(dot, 0.0);
+        if (!(std::fabs(got[static_cast<std::size_t>(i * n + j)] - dot) <= 1e-4 * (1.0 + std::fabs(dot)))) ++bad;
+      }
+    }
+    CHECK(bad == 0);
+  }
+}

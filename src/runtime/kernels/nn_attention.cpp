@@ -23,6 +23,7 @@
 
 #include "nn_attention.hpp"
 #include "nn_common.hpp"
+#include "nn_constant_product.hpp"
 #include "nn_gemm.hpp"
 #include "vector_math.hpp"
 
@@ -177,6 +178,7 @@ class packed_attention_kernel final : public attention_kernel_base {
  public:
   explicit packed_attention_kernel(const kernel_build_info& info)
       : attention_kernel_base(info, 4), sizes_(info.node.attr_ints("qkv_hidden_sizes", {})) {
+    use_constant_weights(weights_, info.node, 1);
     if (!sizes_.empty() && sizes_.size() != 3) info.fail("qkv_hidden_sizes must have 3 values");
     if (info.node.attr_int("do_rotary", 0) != 0) info.fail("rotary embedding is not supported");
   }
@@ -187,12 +189,13 @@ class packed_attention_kernel final : public attention_kernel_base {
     if (input.dtype() != data_type::float32 || weights.dtype() != data_type::float32) ctx.fail("only float32 is supported");
     const attention_dims d = read_dims(ctx);
     const std::int64_t packed = 2 * d.hidden + d.value_hidden, rows = d.batch * d.query_len;
-    std::vector<float> qkv(static_cast<std::size_t>(rows * packed));
-    project(ctx, d, qkv.data());
+    const auto qkv_buffer = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(rows * packed));
+    float* qkv = qkv_buffer.get();
+    project(ctx, d, qkv);
     score_biases biases = padding(ctx, d);
     biases.attention_bias = attention_bias_input(ctx, 5, d);
     tensor& out = ctx.allocate_output(0, data_type::float32, {d.batch, d.query_len, d.value_hidden});
-    const head_operands x{qkv.data(), qkv.data() + d.hidden, qkv.data() + 2 * d.hidden, packed, packed, packed};
+    const head_operands x{qkv, qkv + d.hidden, qkv + 2 * d.hidden, packed, packed, packed};
     attend(ctx.threads(), d, x, biases, scale_for(d), out.mutable_data<float>());
   }
 
@@ -216,20 +219,21 @@ class packed_attention_kernel final : public attention_kernel_base {
   }
 
   /// Q|K|V = input W + bias, one [B*S, D + D + Dv] product.
-  static void project(const kernel_context& ctx, const attention_dims& d, float* qkv) {
+  void project(const kernel_context& ctx, const attention_dims& d, float* qkv) {
     const tensor& weights = ctx.input(1);
     const std::int64_t packed = weights.shape()[1], rows = d.batch * d.query_len;
-    if (const tensor* bias = optional_input(ctx, 2)) {
-      if (bias->dtype() != data_type::float32 || bias->element_count() != packed) {
-        ctx.fail("bias must be float32 of " + std::to_string(packed) + " values");
-      }
-      Eigen::Map<matrix>(qkv, rows, packed).rowwise() = Eigen::Map<const Eigen::RowVectorXf>(bias->data<float>(), packed);
+    const tensor* bias = optional_input(ctx, 2);
+    if (bias && (bias->dtype() != data_type::float32 || bias->element_count() != packed)) {
+      ctx.fail("bias must be float32 of " + std::to_string(packed) + " values");
     }
+    const float* x = ctx.input(0).data<float>();
+    if (weights_.holds(weights.raw()) && weights_.run(x, rows, bias ? bias->data<float>() : nullptr, qkv, ctx.threads())) return;
+    if (bias) Eigen::Map<matrix>(qkv, rows, packed).rowwise() = Eigen::Map<const Eigen::RowVectorXf>(bias->data<float>(), packed);
     gemm_args<float> p;
     p.m = rows, p.n = packed, p.k = weights.shape()[0];
-    p.a = ctx.input(0).data<float>(), p.lda = p.k;
+    p.a = x, p.lda = p.k;
     p.b = weights.data<float>(), p.ldb = packed;
-    p.c = qkv, p.ldc = packed, p.beta = optional_input(ctx, 2) ? 1.0f : 0.0f;
+    p.c = qkv, p.ldc = packed, p.beta = bias ? 1.0f : 0.0f;
     gemm(p, ctx.threads());
   }
 
@@ -256,6 +260,7 @@ class packed_attention_kernel final : public attention_kernel_base {
   }
 
   std::vector<std::int64_t> sizes_;
+  constant_weight_product weights_;  // the packed QKV weights, when they are an initializer
 };
 
 }  // namespace

@@ -5,17 +5,17 @@
 // oneDNN runs its own instruction-set dispatch (AVX-512, AVX2, SSE4.1); INFEROPT_NN_ISA caps it
 // like the Eigen builds, and INFEROPT_NN_GEMM=eigen turns it off, so that tests can run every
 // variant on one machine.
-// Threads: the OpenMP runtime oneDNN was built with (the one Eigen and our kernels use) takes
-// its team size from the caller's nthreads ICV, set here for the call and put back after.
+// Threads: the OpenMP runtime oneDNN was built with is the one Eigen and our kernels use
+// (omp_team.hpp).
 #include "nn_gemm.hpp"
 
 #include <cstdlib>
 #include <cstring>
 
 #ifdef INFEROPT_WITH_ONEDNN
-#include <omp.h>
-
 #include <oneapi/dnnl/dnnl.h>
+
+#include "omp_team.hpp"
 #endif
 
 namespace inferopt::runtime::nn {
@@ -42,13 +42,9 @@ bool onednn_gemm(const gemm_args<float>& g, int threads) noexcept {
   if (!onednn_enabled()) return false;
   // beta == 0 must not read C (NaN there must not leak), which oneDNN's sgemm honours; alpha
   // and beta pass through.
-  const int previous = omp_get_max_threads();
-  const bool nested = omp_in_parallel() != 0;
-  if (!nested) omp_set_num_threads(threads > 0 ? threads : 1);
-  const dnnl_status_t status = dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.m, g.n, g.k, g.alpha, g.a,
-                                          g.lda, g.b, g.ldb, g.beta, g.c, g.ldc);
-  if (!nested) omp_set_num_threads(previous);
-  return status == dnnl_success;
+  const omp_team_for_call team(threads);
+  return dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta,
+                    g.c, g.ldc) == dnnl_success;
 }
 
 const char* onednn_gemm_backend() noexcept { return onednn_enabled() ? "onednn" : nullptr; }

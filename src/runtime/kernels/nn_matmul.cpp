@@ -6,13 +6,16 @@
 // run side by side on one thread each when they are small. Gemm writes beta*C into Y first
 // and lets the product accumulate onto it. com.microsoft FusedGemm is Gemm plus an activation
 // (nn_epilogue.hpp): it runs the product in blocks of rows, each written (beta*C), multiplied
-// and activated before the next, so the activation finds its block in cache.
+// and activated before the next, so the activation finds its block in cache. A constant float
+// matrix B (a linear layer's weights) is prepacked once (nn_constant_product.hpp) and its
+// product, bias row included, computed on it.
 // Error bound: that of nn::gemm with the reduction length K.
 
 #include <algorithm>
 
 #include "kernel_util.hpp"
 #include "nn_common.hpp"
+#include "nn_constant_product.hpp"
 #include "nn_gemm.hpp"
 
 namespace inferopt::runtime::nn {
@@ -34,6 +37,8 @@ void check_float(const kernel_context& ctx, std::size_t inputs) {
 
 class matmul_kernel final : public kernel {
  public:
+  explicit matmul_kernel(const kernel_build_info& info) { use_constant_weights(weights_, info.node, 1); }
+
   void compute(kernel_context& ctx) override {
     check_float(ctx, 2);
     if (ctx.input(0).dtype() == data_type::float32) run<float>(ctx);
@@ -74,6 +79,9 @@ class matmul_kernel final : public kernel {
     g.ldc = n;
     if (detail::product(batch_b) == 1 && detail::product(batch_a) == detail::product(batch)) {
       g.m = detail::product(batch) * m;
+      if constexpr (std::is_same_v<T, float>) {
+        if (b.rank() == 2 && weights_.holds(bd) && weights_.run(ad, g.m, nullptr, yd, threads)) return;
+      }
       g.a = ad;
       g.b = bd;
       g.c = yd;
@@ -106,12 +114,20 @@ class matmul_kernel final : public kernel {
       for (std::int64_t i = 0; i < count; ++i) one(i, threads);
     }
   }
+
+  constant_weight_product weights_;  // B, when it is a float matrix initializer
 };
 
 class gemm_kernel final : public kernel {
  public:
-  gemm_kernel(bool trans_a, bool trans_b, float alpha, float beta, activation_spec act = {})
-      : trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta), act_(act) {}
+  gemm_kernel(const kernel_build_info& info, activation_spec act = {})
+      : trans_a_(info.node.attr_int("transA", 0) != 0),
+        trans_b_(info.node.attr_int("transB", 0) != 0),
+        alpha_(info.node.attr_float("alpha", 1.0f)),
+        beta_(info.node.attr_float("beta", 1.0f)),
+        act_(act) {
+    if (!trans_a_ && alpha_ == 1.0f) use_constant_weights(weights_, info.node, 1, trans_b_);
+  }
 
   void compute(kernel_context& ctx) override {
     check_float(ctx, 3);
@@ -138,6 +154,9 @@ class gemm_kernel final : public kernel {
     T* yd = y.mutable_data<T>();
     const bool with_c = ctx.has_input(2) && beta_ != 0.0f;
     if (with_c) check_c(ctx, ctx.input(2), m, n);
+    if constexpr (std::is_same_v<T, float>) {
+      if (run_on_constant_weights(ctx, with_c, m, n, yd)) return;
+    }
     gemm_args<T> g;
     g.n = n;
     g.k = k;
@@ -162,6 +181,23 @@ class gemm_kernel final : public kernel {
       gemm(g, ctx.threads());
       if (fused) activate(act_, g.c, rows * n);
     }
+  }
+
+  /// Y = act(A W + C) on the prepacked constant B (alpha 1, A not transposed), when C is absent
+  /// or a bias row [n] / [1, n] with beta 1; false when that does not apply.
+  bool run_on_constant_weights(const kernel_context& ctx, bool with_c, std::int64_t m, std::int64_t n, float* y) {
+    const tensor& b = ctx.input(1);
+    if (!weights_.holds(b.raw())) return false;
+    const float* bias = nullptr;
+    if (with_c) {
+      const tensor& c = ctx.input(2);
+      const bool row = c.element_count() == n && (c.rank() == 1 || (c.rank() == 2 && c.dim(0) == 1));
+      if (!row || beta_ != 1.0f || c.dtype() != data_type::float32) return false;
+      bias = c.data<float>();
+    }
+    if (!weights_.run(ctx.input(0).data<float>(), m, bias, y, ctx.threads())) return false;
+    if (act_.kind != activation::identity) activate(act_, y, m * n);
+    return true;
   }
 
   /// Fails unless C is unidirectionally broadcastable to [m, n]: [], [n], [1,n], [m,1], [m,n], ...
@@ -191,24 +227,20 @@ class gemm_kernel final : public kernel {
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   activation_spec act_;  // identity for Gemm
+  constant_weight_product weights_;  // B, when it is a float matrix initializer
 };
 
 }  // namespace
 
 void register_matmul_kernels(kernel_registry& r) {
-  r.add("", "MatMul", [](const kernel_build_info&) -> std::unique_ptr<kernel> {
-    return std::make_unique<matmul_kernel>();
+  r.add("", "MatMul", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+    return std::make_unique<matmul_kernel>(info);
   });
   r.add("", "Gemm", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
-    const ir::node& n = info.node;
-    return std::make_unique<gemm_kernel>(n.attr_int("transA", 0) != 0, n.attr_int("transB", 0) != 0,
-                                         n.attr_float("alpha", 1.0f), n.attr_float("beta", 1.0f));
+    return std::make_unique<gemm_kernel>(info);
   });
   r.add("com.microsoft", "FusedGemm", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
-    const ir::node& n = info.node;
-    return std::make_unique<gemm_kernel>(n.attr_int("transA", 0) != 0, n.attr_int("transB", 0) != 0,
-                                         n.attr_float("alpha", 1.0f), n.attr_float("beta", 1.0f),
-                                         fused_gemm_activation(info));
+    return std::make_unique<gemm_kernel>(info, fused_gemm_activation(info));
   });
 }
 

@@ -1,0 +1,128 @@
+// oneDNN's matmul primitive on prepacked weights (nn_constant_product.hpp).
+#include "nn_constant_product.hpp"
+
+#include <vector>
+
+#include "inferopt/ir/graph.hpp"
+#include "nn_common.hpp"
+#include "nn_gemm.hpp"
+
+#ifdef INFEROPT_WITH_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "omp_team.hpp"
+#endif
+
+namespace inferopt::runtime::nn {
+
+#ifdef INFEROPT_WITH_ONEDNN
+namespace {
+
+constexpr std::size_t max_row_counts = 4;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+}  // namespace
+
+struct constant_weight_product::cache {
+  struct entry {
+    std::int64_t rows;
+    dnnl::matmul with_bias, without_bias;
+    std::shared_ptr<dnnl::memory> packed;  // shared by row counts whose layout is the same
+  };
+  std::vector<entry> entries;
+
+  /// The entry for `rows`, made on first need; null when oneDNN declines or the cache is full.
+  const entry* find_or_make(const float* w, bool transposed, std::int64_t rows, std::int64_t k, std::int64_t n) {
+    for (const entry& e : entries) {
+      if (e.rows == rows) return &e;
+    }
+    if (entries.size() >= max_row_counts) return nullptr;
+    using tag = dnnl::memory::format_tag;
+    using dt = dnnl::memory::data_type;
+    const dnnl::memory::desc a({rows, k}, dt::f32, tag::ab), b({k, n}, dt::f32, tag::any),
+        bias({1, n}, dt::f32, tag::ab), c({rows, n}, dt::f32, tag::ab);
+    dnnl::engine& engine = cpu_engine();
+    const dnnl::matmul::primitive_desc with_bias(dnnl::matmul::desc(a, b, bias, c), engine);
+    const dnnl::matmul::primitive_desc without_bias(dnnl::matmul::desc(a, b, c), engine);
+    if (with_bias.weights_desc() != without_bias.weights_desc()) return nullptr;
+    std::shared_ptr<dnnl::memory> packed;
+    for (const entry& e : entries) {
+      if (e.packed->get_desc() == with_bias.weights_desc()) packed = e.packed;
+    }
+    if (!packed) {
+      dnnl::memory plain({{k, n}, dt::f32, transposed ? tag::ba : tag::ab}, engine, const_cast<float*>(w));
+      packed = std::make_shared<dnnl::memory>(with_bias.weights_desc(), engine);
+      dnnl::stream stream(engine);
+      dnnl::reorder(plain, *packed).execute(stream, plain, *packed);
+      stream.wait();
+    }
+    entries.push_back({rows, dnnl::matmul(with_bias), dnnl::matmul(without_bias), std::move(packed)});
+    return &entries.back();
+  }
+};
+
+constant_weight_product::constant_weight_product() = default;
+constant_weight_product::~constant_weight_product() = default;
+
+void constant_weight_product::set_weights(const float* w, std::int64_t k, std::int64_t n, bool transposed) {
+  weights_ = w;
+  k_ = k;
+  n_ = n;
+  transposed_ = transposed;
+  cache_.reset();
+}
+
+bool constant_weight_product::run(const float* a, std::int64_t m, const float* bias, float* c, int threads) {
+  if (!weights_ || m <= 0 || !onednn_gemm_backend()) return false;
+  try {
+    if (!cache_) cache_ = std::make_unique<cache>();
+    const cache::entry* e = cache_->find_or_make(weights_, transposed_, m, k_, n_);
+    if (!e) return false;
+    using tag = dnnl::memory::format_tag;
+    using dt = dnnl::memory::data_type;
+    dnnl::engine& engine = cpu_engine();
+    dnnl::memory src({{m, k_}, dt::f32, tag::ab}, engine, const_cast<float*>(a));
+    dnnl::memory dst({{m, n_}, dt::f32, tag::ab}, engine, c);
+    dnnl::stream stream(engine);
+    const omp_team_for_call team(threads);
+    if (bias) {
+      dnnl::memory b({{1, n_}, dt::f32, tag::ab}, engine, const_cast<float*>(bias));
+      e->with_bias.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, *e->packed}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst}});
+    } else {
+      e->without_bias.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, *e->packed}, {DNNL_ARG_DST, dst}});
+    }
+    stream.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;  // oneDNN declined these sizes: nn::gemm computes them
+  }
+}
+#else
+struct constant_weight_product::cache {};
+constant_weight_product::constant_weight_product() = default;
+constant_weight_product::~constant_weight_product() = default;
+void constant_weight_product::set_weights(const float* w, std::int64_t k, std::int64_t n, bool transposed) {
+  weights_ = w;
+  k_ = k;
+  n_ = n;
+  transposed_ = transposed;
+}
+bool constant_weight_product::run(const float*, std::int64_t, const float*, float*, int) { return false; }
+#endif
+
+void use_constant_weights(constant_weight_product& product, const ir::node& node, std::size_t input, bool transposed) {
+  const ir::value* v = input < node.inputs().size() ? node.input(input) : nullptr;
+  const ir::tensor* w = v ? v->initializer() : nullptr;
+  if (!w || w->dtype != data_type::float32 || !w->has_data() || w->dims.size() != 2) return;
+  const std::int64_t rows = w->dims[0], cols = w->dims[1];
+  if (rows <= 0 || cols <= 0 || w->byte_size() != static_cast<std::size_t>(rows * cols) * sizeof(float)) return;
+  const auto* data = reinterpret_cast<const float*>(w->bytes->data());
+  if (transposed) product.set_weights(data, cols, rows, true);
+  else product.set_weights(data, rows, cols, false);
+}
+
+}  // namespace inferopt::runtime::nn

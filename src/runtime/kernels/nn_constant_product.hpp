@@ -1,0 +1,49 @@
+#pragma once
+// The product of a linear layer, C = A W (+ bias), for a constant W: MatMul and Gemm with an
+// initializer as B, and Attention's packed QKV weights. With oneDNN (INFEROPT_WITH_ONEDNN), W
+// is reordered once per row count into the blocked layout oneDNN's matmul reads, so each run
+// streams prepacked panels instead of packing W again: on BERT-base's weights, which come
+// from memory on every run, that is 1.2x oneDNN's sgemm at two threads (docs/BENCHMARKS.md).
+// Without oneDNN, or where oneDNN declines, `run` returns false and the caller takes nn::gemm.
+// Memory: one blocked copy of W per distinct layout (row counts share it when oneDNN picks the
+// same layout for them, which it does for the sizes seen); at most four row counts are kept.
+// Error bound: that of nn::gemm with the same k.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace inferopt::ir {
+class node;
+}
+
+namespace inferopt::runtime::nn {
+
+class constant_weight_product {
+ public:
+  constant_weight_product();
+  ~constant_weight_product();
+  constant_weight_product(const constant_weight_product&) = delete;
+  constant_weight_product& operator=(const constant_weight_product&) = delete;
+
+  /// Remembers W [k x n], row-major ([n x k] when `transposed`: Gemm's transB). Not copied: it
+  /// must outlive this object (initializers outlive the sessions built on them).
+  void set_weights(const float* w, std::int64_t k, std::int64_t n, bool transposed = false);
+  /// Whether `data` is the W this product holds (a graph input may override an initializer).
+  [[nodiscard]] bool holds(const void* data) const noexcept { return data != nullptr && data == weights_; }
+  /// C [m x n] = A [m x k] (row-major, leading dim k) * W + bias [n] (bias may be null).
+  /// False when it did not compute (no oneDNN, oneDNN declined, or too many row counts).
+  bool run(const float* a, std::int64_t m, const float* bias, float* c, int threads);
+
+ private:
+  struct cache;
+  const float* weights_ = nullptr;
+  std::int64_t k_ = 0, n_ = 0;
+  bool transposed_ = false;
+  std::unique_ptr<cache> cache_;
+};
+
+/// Gives `product` the node's input `input` as W when it is a float32 matrix initializer with
+/// data (W^T when `transposed`); otherwise leaves it empty, and `run` returns false.
+void use_constant_weights(constant_weight_product& product, const ir::node& node, std::size_t input, bool transposed = false);
+
+}  // namespace inferopt::runtime::nn
