@@ -65,17 +65,6 @@ struct constant_weight_product::cache {
   }
 };
 
-constant_weight_product::constant_weight_product() = default;
-constant_weight_product::~constant_weight_product() = default;
-
-void constant_weight_product::set_weights(const float* w, std::int64_t k, std::int64_t n, bool transposed) {
-  weights_ = w;
-  k_ = k;
-  n_ = n;
-  transposed_ = transposed;
-  cache_.reset();
-}
-
 bool constant_weight_product::run(const float* a, std::int64_t m, const float* bias, float* c, int threads) {
   if (!weights_ || m <= 0 || !onednn_gemm_backend()) return false;
   try {
@@ -103,16 +92,19 @@ bool constant_weight_product::run(const float* a, std::int64_t m, const float* b
 }
 #else
 struct constant_weight_product::cache {};
+bool constant_weight_product::run(const float*, std::int64_t, const float*, float*, int) { return false; }
+#endif
+
 constant_weight_product::constant_weight_product() = default;
 constant_weight_product::~constant_weight_product() = default;
+
 void constant_weight_product::set_weights(const float* w, std::int64_t k, std::int64_t n, bool transposed) {
   weights_ = w;
   k_ = k;
   n_ = n;
   transposed_ = transposed;
+  cache_.reset();
 }
-bool constant_weight_product::run(const float*, std::int64_t, const float*, float*, int) { return false; }
-#endif
 
 void use_constant_weights(constant_weight_product& product, const ir::node& node, std::size_t input, bool transposed) {
   const ir::value* v = input < node.inputs().size() ? node.input(input) : nullptr;
