@@ -55,8 +55,11 @@ quantization_error measure_quantization_error(const ir::model& float_model, cons
   std::map<std::string, runtime::tensor, std::less<>> reference;
   std::map<std::string, accumulator, std::less<>> sums;
   runtime::session_options float_options{.threads = 1};
+  // The observed tensor is only valid during the call (its buffer is reused by later nodes
+  // under the memory plan): keep a copy, or the reference turns into whatever was written there
+  // next, which made every reported SQNR near 0 dB.
   float_options.on_value = [&](std::string_view name, const runtime::tensor& t) {
-    if (producers.count(name) && is_float(t.dtype())) reference[std::string(name)] = t;
+    if (producers.count(name) && is_float(t.dtype())) reference[std::string(name)] = t.clone();
   };
   runtime::session_options quant_options{.threads = 1};
   quant_options.on_value = [&](std::string_view name, const runtime::tensor& t) {
