@@ -42,6 +42,8 @@ struct quantize_cli_options {
   std::vector<std::string> merge_states;
   std::string validation_dir;
   double min_agreement = 0.99;
+  double min_cosine = 0.99;
+  std::string metric = "auto";
   bool no_fallback = false;
   int level = 2;
   int threads = 0;
@@ -85,8 +87,23 @@ struct quantize_inputs {
   std::vector<runtime::tensor_map> validation;  // empty: the library's default
 };
 
+/// Random batches calibrate images and other real-valued inputs; an integer input holds token
+/// ids, indices or lengths, and random ones are not the data (a MiniLM calibrated on them kept
+/// an output cosine of 0.09-0.33).
+void refuse_random_tokens(const runtime::session& probe) {
+  using enum ir::data_type;
+  for (const runtime::io_info& i : probe.inputs()) {
+    if (i.type == int8 || i.type == uint8 || i.type == int16 || i.type == uint16 || i.type == int32 || i.type == uint32 ||
+        i.type == int64 || i.type == uint64) {
+      throw error(errc::invalid_argument, "--calib-random cannot calibrate integer input '" + i.name +
+                                              "' (token ids or indices: random values are not the model's data); give real batches with --calib-dir");
+    }
+  }
+}
+
 quantize_inputs read_inputs(const quantize_cli_options& o, const runtime::session& probe) {
   quantize_inputs in;
+  if (o.calib_random > 0) refuse_random_tokens(probe);
   if (!o.calib_dir.empty()) in.calibration = batches_from_dir(probe, o.calib_dir);
   for (int k = 0; k < o.calib_random; ++k) in.calibration.push_back(runtime::random_inputs(probe, o.seed + k));
   for (const std::string& path : o.merge_states) in.shards.push_back(quant::calibration_state::parse(read_binary(path)));
@@ -105,8 +122,17 @@ void add_exclusions(const std::vector<std::string>& names, quant::qdq_options& q
   }
 }
 
-quant::quantize_options library_options(const quantize_cli_options& o, const quantize_inputs& in) {
+/// The fallback's metric: as asked, or what the model's first output calls for.
+quant::fallback_metric metric_of(const quantize_cli_options& o, const ir::model& m) {
+  if (o.metric == "top1") return quant::fallback_metric::top1;
+  if (o.metric == "cosine") return quant::fallback_metric::cosine;
+  if (o.metric != "auto") throw error(errc::invalid_argument, "--metric must be auto, top1 or cosine, got '" + o.metric + "'");
+  return quant::default_fallback_metric(m);
+}
+
+quant::quantize_options library_options(const quantize_cli_options& o, const quantize_inputs& in, const ir::model& m) {
   quant::quantize_options q;
+  q.fallback.metric = metric_of(o, m);
   q.calibration.calibrator.method = quant::parse_calibration_method(o.method);
   q.calibration.calibrator.percentile = o.percentile;
   q.calibration.calibrator.symmetric = o.activation == "s8";
@@ -123,6 +149,7 @@ quant::quantize_options library_options(const quantize_cli_options& o, const qua
   q.qdq.activations = scheme_of(o.activation);
   add_exclusions(o.exclude, q.qdq);
   q.fallback.min_top1_agreement = o.no_fallback ? 0.0 : o.min_agreement;
+  q.fallback.min_output_cosine = o.no_fallback ? -1.0 : o.min_cosine;
   q.validation_batches = in.validation;
   q.seed = o.seed;
   return q;
@@ -136,11 +163,16 @@ void print_qdq(const quant::qdq_report& qdq, bool per_channel) {
   for (const std::string& line : qdq.skipped) std::cout << "  left in float: " << line << "\n";
 }
 
-void print_error(const quantize_cli_options& o, const quant::quantize_result& r) {
+void print_error(const quantize_cli_options& o, const quant::quantize_result& r, quant::fallback_metric metric) {
   const quant::quantization_error& err = r.error;
+  const std::string not_met = r.budget_met || o.no_fallback ? "" : " (NOT met)";
+  const bool cosine = metric == quant::fallback_metric::cosine;
   std::cout << "top-1 agreement with float: " << std::fixed << std::setprecision(2) << 100.0 * err.top1_agreement
-            << "% on " << err.samples << " sample(s)" << (o.no_fallback ? "" : ", budget " + std::to_string(o.min_agreement * 100).substr(0, 5) + "%")
-            << (r.budget_met || o.no_fallback ? "" : " (NOT met)") << "\n";
+            << "% on " << err.samples << " sample(s)"
+            << (o.no_fallback || cosine ? "" : ", budget " + std::to_string(o.min_agreement * 100).substr(0, 5) + "%" + not_met) << "\n";
+  std::cout << "output cosine with float: " << std::setprecision(4) << err.output_cosine << " (mean of " << err.cosine_samples
+            << " sample(s))" << (o.no_fallback || !cosine ? "" : ", budget " + std::to_string(o.min_cosine).substr(0, 6) + not_met)
+            << "\n";
   if (!r.fallback_nodes.empty()) {
     std::cout << "fallback to float (worst SQNR first):";
     for (const std::string& n : r.fallback_nodes) std::cout << " " << n;
@@ -156,7 +188,8 @@ void print_error(const quantize_cli_options& o, const quant::quantize_result& r)
   std::cout << std::defaultfloat << "\n";
 }
 
-nlohmann::json report_json(const quantize_cli_options& o, const quant::quantize_result& r, std::size_t batches) {
+nlohmann::json report_json(const quantize_cli_options& o, const quant::quantize_result& r, std::size_t batches,
+                           quant::fallback_metric metric) {
   nlohmann::json sqnr = nlohmann::json::array();
   for (const auto& t : r.error.tensors) {
     sqnr.push_back({{"tensor", t.name}, {"node", t.producer}, {"op", t.producer_op},
@@ -174,12 +207,14 @@ nlohmann::json report_json(const quantize_cli_options& o, const quant::quantize_
           {"fallback_nodes", r.fallback_nodes},
           {"top1_agreement", r.error.top1_agreement},
           {"samples", r.error.samples},
+          {"output_cosine", r.error.output_cosine},
+          {"fallback_metric", std::string(quant::to_string(metric))},
           {"sqnr", sqnr}};
 }
 
 /// The TensorRT cache, the range table and the report, each when asked for.
 void write_extras(const quantize_cli_options& o, const quant::quantize_result& r, quant::activation_scheme scheme,
-                  std::size_t batches) {
+                  std::size_t batches, quant::fallback_metric metric) {
   if (!o.trt_cache.empty()) {
     quant::write_trt_calibration_cache(r.ranges, o.trt_cache);
     std::cout << "wrote " << o.trt_cache << " (TensorRT calibration cache, " << r.ranges.size() << " tensors)\n";
@@ -188,7 +223,7 @@ void write_extras(const quantize_cli_options& o, const quant::quantize_result& r
     quant::write_range_json(r.ranges, scheme, o.ranges);
     std::cout << "wrote " << o.ranges << " (" << r.ranges.size() << " tensor ranges)\n";
   }
-  if (!o.report.empty()) write_report(o.report, report_json(o, r, batches));
+  if (!o.report.empty()) write_report(o.report, report_json(o, r, batches, metric));
 }
 
 int run_quantize(const quantize_cli_options& o) {
@@ -197,16 +232,16 @@ int run_quantize(const quantize_cli_options& o) {
   prepare(m, o.level);
   const runtime::session probe(m, runtime::session_options{.threads = 1});
   const quantize_inputs in = read_inputs(o, probe);
-  const quant::quantize_options options = library_options(o, in);
+  const quant::quantize_options options = library_options(o, in, m);
   if (!in.calibration.empty()) {
     std::cout << "calibrating on " << in.calibration.size() << " batch(es), method " << o.method << "\n";
   }
   const quant::quantize_result r = quant::quantize_model(m, options);
   if (!r.opset_conversion.empty()) std::cout << r.opset_conversion << "\n";
   print_qdq(r.qdq, options.qdq.weights == quant::weight_granularity::per_channel);
-  print_error(o, r);
+  print_error(o, r, options.fallback.metric);
   save_and_announce(m, o.output);
-  write_extras(o, r, options.qdq.activations, in.calibration.size());
+  write_extras(o, r, options.qdq.activations, in.calibration.size(), options.fallback.metric);
   return 0;
 }
 
@@ -229,6 +264,8 @@ void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
   sub.add_option("--validation-dir", o.validation_dir, "Batches for SQNR and the fallback (default: the first 8 calibration batches)");
   sub.add_option("--min-agreement", o.min_agreement, "Top-1 agreement budget for the fallback (default 0.99)");
   sub.add_flag("--no-fallback", o.no_fallback, "Keep every quantizable node quantized");
+  sub.add_option("--metric", o.metric, "Fallback budget: top1, cosine or auto (cosine for outputs without classes; default)");
+  sub.add_option("--min-cosine", o.min_cosine, "Cosine budget: mean output cosine with float (default 0.99)");
   sub.add_option("-O", o.level, "Optimize the float model first at this level, 0..2 (default 2)")->check(CLI::Range(0, 2));
   sub.add_option("--threads", o.threads, "Calibration threads (default: all cores)");
 }

@@ -31,6 +31,26 @@ std::vector<std::int64_t> row_argmax(const runtime::tensor& t) {
   return out;
 }
 
+/// Sum over the first output's leading-axis slices of their float/quantized cosine, and their
+/// count. A slice of zeros on both sides counts as 1 (they agree); on one side only, as 0.
+std::pair<double, std::int64_t> slice_cosines(const runtime::tensor& reference, const runtime::tensor& quantized) {
+  const std::vector<float> x = reference.to_float(), y = quantized.to_float();
+  if (x.size() != y.size() || x.empty()) return {0.0, 0};
+  const std::int64_t slices = reference.shape().empty() ? 1 : std::max<std::int64_t>(reference.shape().front(), 1);
+  const std::size_t width = x.size() / static_cast<std::size_t>(slices);
+  double sum = 0.0;
+  for (std::int64_t s = 0; s < slices; ++s) {
+    double xy = 0.0, xx = 0.0, yy = 0.0;
+    for (std::size_t k = static_cast<std::size_t>(s) * width; k < static_cast<std::size_t>(s + 1) * width; ++k) {
+      xy += static_cast<double>(x[k]) * y[k];
+      xx += static_cast<double>(x[k]) * x[k];
+      yy += static_cast<double>(y[k]) * y[k];
+    }
+    sum += xx == 0.0 && yy == 0.0 ? 1.0 : (xx == 0.0 || yy == 0.0 ? 0.0 : xy / std::sqrt(xx * yy));
+  }
+  return {sum, slices};
+}
+
 double decibels(const accumulator& a) {
   if (a.noise == 0.0) return std::numeric_limits<double>::infinity();
   if (a.signal == 0.0) return -std::numeric_limits<double>::infinity();
@@ -78,6 +98,7 @@ quantization_error measure_quantization_error(const ir::model& float_model, cons
 
   quantization_error result;
   std::int64_t agree = 0;
+  double cosines = 0.0;
   for (const runtime::tensor_map& batch : batches) {
     reference.clear();
     const runtime::tensor_map a = float_session.run(batch);
@@ -87,8 +108,12 @@ quantization_error measure_quantization_error(const ir::model& float_model, cons
     const std::vector<std::int64_t> ra = row_argmax(a.at(first)), rb = row_argmax(b.at(first));
     for (std::size_t k = 0; k < ra.size() && k < rb.size(); ++k) agree += ra[k] == rb[k] ? 1 : 0;
     result.samples += static_cast<std::int64_t>(std::min(ra.size(), rb.size()));
+    const auto [sum, count] = slice_cosines(a.at(first), b.at(first));
+    cosines += sum;
+    result.cosine_samples += count;
   }
   result.top1_agreement = result.samples ? static_cast<double>(agree) / static_cast<double>(result.samples) : 1.0;
+  result.output_cosine = result.cosine_samples ? cosines / static_cast<double>(result.cosine_samples) : 1.0;
   for (const std::string& name : order) {
     auto s = sums.find(name);
     if (s == sums.end()) continue;
@@ -96,6 +121,26 @@ quantization_error measure_quantization_error(const ir::model& float_model, cons
     result.tensors.push_back({name, node, op, decibels(s->second), s->second.elements});
   }
   return result;
+}
+
+fallback_metric default_fallback_metric(const ir::model& m) {
+  const auto& outputs = m.graph().outputs();
+  if (outputs.empty()) return fallback_metric::top1;
+  const ir::value* out = outputs.front();
+  const bool rank2 = out->type() && out->type()->dims && out->type()->dims->size() == 2;
+  if (!rank2) return fallback_metric::cosine;
+  static const std::set<std::string, std::less<>> embedding_heads{
+      "LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization", "Tanh", "Div", "ReduceMean",
+      "LpNormalization", "SkipLayerNormalization"};
+  const ir::node* head = out->producer();
+  return head && embedding_heads.count(head->op_type()) ? fallback_metric::cosine : fallback_metric::top1;
+}
+
+std::string_view to_string(fallback_metric metric) { return metric == fallback_metric::cosine ? "cosine" : "top1"; }
+
+bool within_budget(const quantization_error& error, const fallback_options& options) {
+  if (options.metric == fallback_metric::cosine) return error.output_cosine >= options.min_output_cosine;
+  return error.top1_agreement >= options.min_top1_agreement;
 }
 
 fallback_result fall_back_to_float(const ir::model& float_model,
@@ -107,7 +152,7 @@ fallback_result fall_back_to_float(const ir::model& float_model,
     r.quantized = quantize(r.excluded_nodes);
     const ir::model& q = r.quantized;
     r.final_error = measure_quantization_error(float_model, q, batches);
-    if (r.final_error.top1_agreement >= options.min_top1_agreement) {
+    if (within_budget(r.final_error, options)) {
       r.budget_met = true;
       return r;
     }

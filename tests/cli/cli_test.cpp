@@ -544,6 +544,16 @@ TEST_CASE("quantize needs calibration data and says so in one line", "[cli][quan
   CHECK_FALSE(std::filesystem::exists(dir / "q.onnx"));
 }
 
+TEST_CASE("quantize refuses random calibration of token ids with one line naming the input", "[cli][quantize]") {
+  scratch dir("quantize_tokens");
+  const fs::path model = fs::path(INFEROPT_SOURCE_DIR) / "tests/models/corpus/minilm_ts.onnx";
+  process_result r = run_cli({"quantize", model.string(), "-o", (dir / "q.onnx").string(), "--calib-random", "4"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("integer input 'input_ids'") && Contains("--calib-dir"));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(dir / "q.onnx"));
+}
+
 TEST_CASE("quantize and fp16 write models with QDQ nodes and float16 weights", "[cli][quantize]") {
   scratch dir("quantize");
   const auto model = save_default_model(dir / "default.onnx");
@@ -556,6 +566,8 @@ TEST_CASE("quantize and fp16 write models with QDQ nodes and float16 weights", "
   const json j = json::parse(read_bytes(report));
   CHECK(j["nodes_quantized"].get<int>() > 0);
   CHECK(j["sqnr"].size() > 0);
+  CHECK(j["fallback_metric"] == "top1");  // the default model's logits
+  CHECK(j["output_cosine"].get<double>() > 0.9);
   const onnx::ModelProto qm = read_model_proto(q);
   CHECK(std::any_of(qm.graph().node().begin(), qm.graph().node().end(),
                     [](const onnx::NodeProto& n) { return n.op_type() == "QuantizeLinear"; }));

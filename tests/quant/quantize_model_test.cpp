@@ -1,8 +1,8 @@
 // quantize_model: calibration, merged shards, QDQ and the accuracy fallback in one call.
 //
-// Metric: top-1 agreement with the float model on the validation batches, as the result
-// reports it; the budget cases check the fallback's bookkeeping against that number rather
-// than expecting exact logits.
+// Metric: top-1 agreement (or, for outputs without classes, mean output cosine) with the
+// float model on the validation batches, as the result reports it; the budget cases check the
+// fallback's bookkeeping against that number rather than expecting exact logits.
 
 #include "inferopt/quant/quantize_model.hpp"
 
@@ -182,4 +182,52 @@ TEST_CASE("quantize_model leaves an opset that QDQ needs as it is", "[quant][qua
   const quant::quantize_result r = quant::quantize_model(m, options);
   CHECK(r.opset_conversion.empty());
   CHECK(m.opset("") == 13);
+}
+
+TEST_CASE("the fallback judges class scores by top-1 and other outputs by their cosine", "[quant][quantize-model]") {
+  CHECK(quant::default_fallback_metric(small_cnn()) == quant::fallback_metric::top1);  // Gemm logits [64, 10]
+
+  // An embedding head: the same CNN's features through LayerNormalization, and the feature
+  // map itself (rank 4).
+  for (const bool normalized : {true, false}) {
+    ir::model m = ir::make_model("embedding", 17);
+    ir::graph_builder b(m.graph(), 3);
+    ir::value* x = b.input("x", ir::data_type::float32, {4, 3, 8, 8});
+    ir::value* h = b.relu(b.conv(x, 8, {}, "conv"));
+    if (normalized) {
+      h = b.flatten(b.global_average_pool(h));
+      h = b.op("LayerNormalization", {h, b.constant("gamma", {8}, std::vector<float>(8, 1.0f)),
+                                      b.constant("beta", {8}, std::vector<float>(8, 0.0f))}, {}, "norm");
+    }
+    b.output(h);
+    CAPTURE(normalized);
+    CHECK(quant::default_fallback_metric(m) == quant::fallback_metric::cosine);
+  }
+}
+
+TEST_CASE("the cosine budget drives the fallback like the top-1 one", "[quant][quantize-model]") {
+  ir::model m = small_cnn();
+  const std::vector<runtime::tensor_map> batches = random_batches(m, 1, 2);
+  quant::quantize_options options;
+  options.calibration_batches = batches;
+  options.fallback.metric = quant::fallback_metric::cosine;
+  options.fallback.min_top1_agreement = 1.01;  // ignored under the cosine metric
+
+  SECTION("a budget the quantized model meets keeps it quantized") {
+    options.fallback.min_output_cosine = 0.9;
+    const quant::quantize_result r = quant::quantize_model(m, options);
+    CHECK(r.budget_met);
+    CHECK(r.fallback_nodes.empty());
+    CHECK(r.error.output_cosine >= 0.9);
+    CHECK(r.error.output_cosine <= 1.0 + 1e-9);
+    CHECK(r.error.cosine_samples == 2 * 64);  // one per image of each batch
+  }
+  SECTION("a budget out of reach sends every quantized node back") {
+    options.fallback.min_output_cosine = 1.01;
+    ir::model copy = small_cnn();
+    const quant::quantize_result r = quant::quantize_model(copy, options);
+    CHECK_FALSE(r.budget_met);
+    CHECK(r.fallback_nodes.size() == 5);
+    CHECK(r.error.output_cosine == Approx(1.0));  // all float again: the outputs agree
+  }
 }

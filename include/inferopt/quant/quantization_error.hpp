@@ -1,13 +1,14 @@
 #pragma once
 /// How much quantization changed a model: per-tensor SQNR against the float model, top-1
-/// agreement of the outputs, and the accuracy-aware fallback that returns the worst layers
-/// to float until a budget holds.
+/// agreement and cosine similarity of the first output, and the accuracy-aware fallback that
+/// returns the worst layers to float until a budget holds.
 
 #include <functional>
 #include <map>
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inferopt/ir/model.hpp"
@@ -33,6 +34,11 @@ struct quantization_error {
   /// the output is not float).
   double top1_agreement = 1.0;
   std::int64_t samples = 0;
+  /// Mean over samples (slices of the first output's leading axis: a sentence's hidden states,
+  /// an image's embedding or logits) of the cosine similarity between float and quantized;
+  /// 1 when the output is not float. What an output without classes is judged by.
+  double output_cosine = 1.0;
+  std::int64_t cosine_samples = 0;
 };
 
 /// Runs both models on every batch (one thread each, one batch at a time: memory is one
@@ -41,10 +47,30 @@ struct quantization_error {
                                                             const ir::model& quantized_model,
                                                             std::span<const runtime::tensor_map> batches);
 
+/// What the fallback's budget is measured in.
+enum class fallback_metric {
+  top1,    ///< top-1 agreement: the first output holds class scores
+  cosine,  ///< mean output cosine: embeddings, hidden states, anything without classes
+};
+
+/// top1 when the model's first output is one score vector per sample (rank 2) from a
+/// classifier head (Gemm, MatMul, Add, Softmax, LogSoftmax, Flatten, ...), cosine otherwise:
+/// higher ranks (per-token hidden states, feature maps) and rank-2 outputs of an embedding
+/// head (LayerNormalization, Tanh as BERT's pooler, an L2 normalization's Div, ReduceMean
+/// pooling).
+[[nodiscard]] fallback_metric default_fallback_metric(const ir::model& m);
+
+[[nodiscard]] std::string_view to_string(fallback_metric metric);
+
 struct fallback_options {
-  double min_top1_agreement = 0.99;  ///< the budget: agreement with the float model
+  fallback_metric metric = fallback_metric::top1;
+  double min_top1_agreement = 0.99;  ///< the top1 budget: agreement with the float model
+  double min_output_cosine = 0.99;   ///< the cosine budget: mean output cosine
   int max_layers = 1 << 30;          ///< at most this many nodes go back to float
 };
+
+/// Whether `error` meets the budget `options` set in its metric.
+[[nodiscard]] bool within_budget(const quantization_error& error, const fallback_options& options);
 
 struct fallback_result {
   std::vector<std::string> excluded_nodes;  ///< in the order they went back to float
@@ -53,7 +79,7 @@ struct fallback_result {
   bool budget_met = false;
 };
 
-/// Accuracy-aware fallback: while top-1 agreement is under the budget, the quantized node
+/// Accuracy-aware fallback: while the budget is not met, the quantized node
 /// whose output has the lowest SQNR (worst first) is excluded and the model re-quantized.
 /// `quantize` builds a quantized model from the float one with the given node exclusions.
 [[nodiscard]] fallback_result fall_back_to_float(
