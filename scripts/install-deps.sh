@@ -2,14 +2,14 @@
 # Installs what inferopt needs from Debian 12 packages, skipping what is already there.
 #   scripts/install-deps.sh            build dependencies
 #   scripts/install-deps.sh --python   also a virtual environment (.venv) with the test
-#                                      oracles: onnx, onnxruntime, numpy (from PyPI)
+#                                      oracles: onnx, onnxruntime, numpy, tokenizers (PyPI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config git
           libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
           libeigen3-dev catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-          libdnnl-dev ocl-icd-opencl-dev
+          libdnnl-dev ocl-icd-opencl-dev libutf8proc-dev
           python3 python3-venv python3-pip)
 
 missing=()
@@ -25,9 +25,9 @@ if ((${#missing[@]})); then
 fi
 
 if [ "${1:-}" = "--python" ]; then
-  if ! .venv/bin/python -c "import onnx, onnxruntime, numpy" 2>/dev/null; then
-    echo "creating .venv with onnx, onnxruntime, numpy"
+  if ! .venv/bin/python -c "import onnx, onnxruntime, numpy, tokenizers" 2>/dev/null; then
+    echo "creating .venv with onnx, onnxruntime, numpy, tokenizers"
     python3 -m venv .venv
-    .venv/bin/python -m pip install -q --disable-pip-version-check onnx onnxruntime numpy
+    .venv/bin/python -m pip install -q --disable-pip-version-check onnx onnxruntime numpy tokenizers
   fi
 fi

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   commands.push_back(inferopt::cli::add_sparsify(app));
   commands.push_back(inferopt::cli::add_prune(app));
   commands.push_back(inferopt::cli::add_convert(app));
+  commands.push_back(inferopt::cli::add_tokenize(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -16,6 +16,7 @@
 #include "inferopt/pass.hpp"
 #include "inferopt/quant/quantize_model.hpp"
 #include "inferopt/quant/range_json.hpp"
+#include "inferopt/quant/text_calibration.hpp"
 #include "inferopt/quant/trt_calibration_cache.hpp"
 #include "inferopt/runtime/inputs.hpp"
 
@@ -29,6 +30,9 @@ struct quantize_cli_options {
   std::string output;
   std::string calib_dir;
   int calib_random = 0;
+  std::string calib_text;
+  std::string tokenizer;
+  std::size_t seq_len = 0;
   std::uint64_t seed = 0;
   std::string method = "entropy";
   double percentile = 99.99;
@@ -74,9 +78,11 @@ void prepare(ir::model& m, int level) {
 /// The checks that need no model, and a probe of every file to write, before time is spent.
 void check_arguments(const quantize_cli_options& o) {
   refuse_overwrite(o.input, o.output);
-  if (o.calib_dir.empty() == (o.calib_random <= 0) && o.merge_states.empty()) {
-    throw error(errc::invalid_argument, "give --calib-dir DIR or --calib-random N (or --merge-state files)");
+  const int sources = (o.calib_dir.empty() ? 0 : 1) + (o.calib_random > 0 ? 1 : 0) + (o.calib_text.empty() ? 0 : 1);
+  if (sources > 1 || (sources == 0 && o.merge_states.empty())) {
+    throw error(errc::invalid_argument, "give one of --calib-dir DIR, --calib-text FILE or --calib-random N (or --merge-state files)");
   }
+  if (o.calib_text.empty() != o.tokenizer.empty()) throw error(errc::invalid_argument, "--calib-text and --tokenizer go together");
   probe_writable({o.output, o.trt_cache, o.ranges, o.report, o.save_state});
 }
 
@@ -96,7 +102,7 @@ void refuse_random_tokens(const runtime::session& probe) {
     if (i.type == int8 || i.type == uint8 || i.type == int16 || i.type == uint16 || i.type == int32 || i.type == uint32 ||
         i.type == int64 || i.type == uint64) {
       throw error(errc::invalid_argument, "--calib-random cannot calibrate integer input '" + i.name +
-                                              "' (token ids or indices: random values are not the model's data); give real batches with --calib-dir");
+                                              "' (token ids or indices: random values are not the model's data); give --calib-text FILE --tokenizer tokenizer.json, or real batches with --calib-dir");
     }
   }
 }
@@ -105,6 +111,10 @@ quantize_inputs read_inputs(const quantize_cli_options& o, const runtime::sessio
   quantize_inputs in;
   if (o.calib_random > 0) refuse_random_tokens(probe);
   if (!o.calib_dir.empty()) in.calibration = batches_from_dir(probe, o.calib_dir);
+  if (!o.calib_text.empty()) {
+    const quant::wordpiece_tokenizer tokenizer = quant::wordpiece_tokenizer::from_file(o.tokenizer);
+    in.calibration = quant::text_calibration_batches(probe, quant::read_sentences(o.calib_text), tokenizer, o.seq_len);
+  }
   for (int k = 0; k < o.calib_random; ++k) in.calibration.push_back(runtime::random_inputs(probe, o.seed + k));
   for (const std::string& path : o.merge_states) in.shards.push_back(quant::calibration_state::parse(read_binary(path)));
   if (!o.validation_dir.empty()) in.validation = batches_from_dir(probe, o.validation_dir);
@@ -249,6 +259,9 @@ void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
   add_model_and_output(sub, o.input, o.output, "Input float ONNX model", "Output QDQ model");
   sub.add_option("--calib-dir", o.calib_dir, "Calibration batches: test-data subfolders or one .pb per batch");
   sub.add_option("--calib-random", o.calib_random, "Calibrate on N seeded random batches");
+  sub.add_option("--calib-text", o.calib_text, "Calibrate a text encoder on these sentences, one per line (needs --tokenizer)");
+  sub.add_option("--tokenizer", o.tokenizer, "A WordPiece tokenizer.json (Hugging Face) for --calib-text");
+  sub.add_option("--seq-len", o.seq_len, "Sequence length where the model's is symbolic (default: the tokenizer's, else 128)");
   sub.add_option("--seed", o.seed, "Seed for --calib-random (default 0)");
   sub.add_option("--method", o.method, "minmax | percentile | entropy | mse (default entropy)");
   sub.add_option("--percentile", o.percentile, "Percentile kept by --method percentile (default 99.99)");

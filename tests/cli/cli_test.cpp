@@ -3,6 +3,8 @@
 // errors a user can provoke through arguments (unknown passes, unwritable outputs,
 // overwriting the input).
 
+#include <fstream>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -552,6 +554,26 @@ TEST_CASE("quantize refuses random calibration of token ids with one line naming
   CHECK_THAT(r.err, Contains("integer input 'input_ids'") && Contains("--calib-dir"));
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK_FALSE(fs::exists(dir / "q.onnx"));
+}
+
+TEST_CASE("quantize calibrates a text encoder on sentences and judges it by output cosine", "[cli][quantize]") {
+  scratch dir("quantize_text");
+  const fs::path source(INFEROPT_SOURCE_DIR);
+  const fs::path sentences = dir / "sentences.txt", q = dir / "q.onnx", report = dir / "report.json";
+  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\n\n東京 model runs faster\n";
+  process_result r = run_cli({"quantize", (source / "tests/models/corpus/minilm_ts.onnx").string(), "-o", q.string(), "--calib-text",
+                              sentences.string(), "--tokenizer", (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string(),
+                              "--report", report.string(), "--no-fallback"});
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("calibrating on 3 batch(es)"));  // the empty line is skipped
+  const json j = json::parse(read_bytes(report));
+  CHECK(j["fallback_metric"] == "cosine");  // last_hidden_state [batch, sequence, hidden]
+  CHECK(j["nodes_quantized"].get<int>() > 0);
+  process_result alone = run_cli({"quantize", (source / "tests/models/corpus/minilm_ts.onnx").string(), "-o", q.string(), "--calib-text",
+                                  sentences.string()});
+  CHECK(alone.exit_code == 2);
+  CHECK_THAT(alone.err, Contains("--calib-text and --tokenizer go together"));
 }
 
 TEST_CASE("quantize and fp16 write models with QDQ nodes and float16 weights", "[cli][quantize]") {

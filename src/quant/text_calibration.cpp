@@ -1,0 +1,91 @@
+#include "inferopt/quant/text_calibration.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+
+#include "inferopt/core/error.hpp"
+
+namespace inferopt::quant {
+
+namespace {
+
+enum class text_field { ids, mask, types };
+
+bool contains(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
+
+text_field field_of(const runtime::io_info& input) {
+  const std::string& n = input.name;
+  if (contains(n, "mask")) return text_field::mask;
+  if (contains(n, "type") || contains(n, "segment")) return text_field::types;
+  if (contains(n, "ids") || contains(n, "input")) return text_field::ids;
+  throw error(errc::invalid_argument, "input '" + n + "' is not input_ids, attention_mask or token_type_ids: cannot fill it from text");
+}
+
+/// Static dims of [batch, sequence], or 0 where symbolic.
+std::pair<std::int64_t, std::int64_t> batch_and_length(const runtime::io_info& input) {
+  if (input.shape.size() != 2) {
+    throw error(errc::invalid_argument, "input '" + input.name + "' must be [batch, sequence] to take token ids");
+  }
+  auto value = [](const ir::dim& d) { return d.is_static() ? d.value() : std::int64_t{0}; };
+  return {value(input.shape[0]), value(input.shape[1])};
+}
+
+runtime::tensor integer_tensor(ir::data_type type, std::int64_t batch, std::int64_t length, const std::vector<std::int64_t>& values) {
+  if (type == ir::data_type::int32) {
+    return runtime::tensor::from_values<std::int32_t>({batch, length}, std::vector<std::int32_t>(values.begin(), values.end()));
+  }
+  if (type != ir::data_type::int64) throw error(errc::invalid_argument, "token inputs must be int64 or int32");
+  return runtime::tensor::from_values<std::int64_t>({batch, length}, values);
+}
+
+}  // namespace
+
+std::vector<runtime::tensor_map> text_calibration_batches(const runtime::session& s, std::span<const std::string> sentences,
+                                                         const wordpiece_tokenizer& tokenizer, std::size_t length) {
+  if (sentences.empty()) throw error(errc::invalid_argument, "no sentences to calibrate on");
+  std::int64_t batch = 1, seq = 0;
+  for (const runtime::io_info& input : s.inputs()) {
+    (void)field_of(input);
+    const auto [b, l] = batch_and_length(input);
+    if (b > 0) batch = b;
+    if (l > 0) seq = l;
+  }
+  if (seq == 0) seq = static_cast<std::int64_t>(length > 0 ? length : (tokenizer.max_length() > 0 ? tokenizer.max_length() : 128));
+  std::vector<runtime::tensor_map> batches;
+  for (std::size_t first = 0; first < sentences.size(); first += static_cast<std::size_t>(batch)) {
+    std::vector<std::int64_t> ids, mask, types;
+    for (std::int64_t k = 0; k < batch; ++k) {  // a static batch is filled round the list
+      const encoding e = tokenizer.encode(sentences[(first + static_cast<std::size_t>(k)) % sentences.size()], static_cast<std::size_t>(seq));
+      ids.insert(ids.end(), e.ids.begin(), e.ids.end());
+      mask.insert(mask.end(), e.attention_mask.begin(), e.attention_mask.end());
+      types.insert(types.end(), e.type_ids.begin(), e.type_ids.end());
+    }
+    runtime::tensor_map feeds;
+    for (const runtime::io_info& input : s.inputs()) {
+      const text_field f = field_of(input);
+      feeds[input.name] = integer_tensor(input.type, batch, seq, f == text_field::ids ? ids : (f == text_field::mask ? mask : types));
+    }
+    batches.push_back(std::move(feeds));
+  }
+  return batches;
+}
+
+std::vector<std::string> read_sentences(const std::string& path, std::size_t limit) {
+  constexpr std::uintmax_t max_bytes = std::uintmax_t{256} << 20;  // far beyond any calibration set
+  std::error_code ec;
+  if (const std::uintmax_t size = std::filesystem::file_size(path, ec); !ec && size > max_bytes) {
+    throw error(errc::invalid_argument, path + ": " + std::to_string(size >> 20) + " MB of text, more than the 256 MB a calibration set may have");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error(errc::io, path + ": cannot read");
+  std::vector<std::string> lines;
+  for (std::string line; lines.size() < limit && std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace inferopt::quant
