@@ -20,15 +20,7 @@ struct tokenize_options {
 
 int run_tokenize(const tokenize_options& o) {
   const quant::wordpiece_tokenizer tokenizer = quant::wordpiece_tokenizer::from_file(o.tokenizer);
-  std::vector<std::string> sentences;
-  if (!o.text.empty()) {
-    sentences = quant::read_sentences(o.text);
-  } else {
-    for (std::string line; std::getline(std::cin, line);) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (!line.empty()) sentences.push_back(std::move(line));
-    }
-  }
+  const std::vector<std::string> sentences = o.text.empty() ? quant::read_sentences(std::cin) : quant::read_sentences(o.text);
   for (const std::string& s : sentences) {
     const quant::encoding e = tokenizer.encode(s, o.length);
     std::cout << nlohmann::json{{"ids", e.ids}, {"attention_mask", e.attention_mask}, {"type_ids", e.type_ids}}.dump() << "\n";

@@ -72,6 +72,15 @@ std::vector<runtime::tensor_map> text_calibration_batches(const runtime::session
   return batches;
 }
 
+std::vector<std::string> read_sentences(std::istream& in, std::size_t limit) {
+  std::vector<std::string> lines;
+  for (std::string line; lines.size() < limit && std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 std::vector<std::string> read_sentences(const std::string& path, std::size_t limit) {
   constexpr std::uintmax_t max_bytes = std::uintmax_t{256} << 20;  // far beyond any calibration set
   std::error_code ec;
@@ -80,12 +89,7 @@ std::vector<std::string> read_sentences(const std::string& path, std::size_t lim
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error(errc::io, path + ": cannot read");
-  std::vector<std::string> lines;
-  for (std::string line; lines.size() < limit && std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) lines.push_back(std::move(line));
-  }
-  return lines;
+  return read_sentences(in, limit);
 }
 
 }  // namespace inferopt::quant

@@ -7,6 +7,8 @@
 /// model's batch dim when it is static, else one.
 
 #include <cstddef>
+#include <cstdint>
+#include <istream>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,7 +25,9 @@ namespace inferopt::quant {
                                                                        const wordpiece_tokenizer& tokenizer,
                                                                        std::size_t length = 0);
 
-/// The non-empty lines of a UTF-8 text file (a trailing '\r' dropped), at most `limit`.
+/// The non-empty lines of UTF-8 text (a trailing '\r' dropped), at most `limit`; a file of
+/// more than 256 MB is refused.
+[[nodiscard]] std::vector<std::string> read_sentences(std::istream& in, std::size_t limit = SIZE_MAX);
 [[nodiscard]] std::vector<std::string> read_sentences(const std::string& path, std::size_t limit = SIZE_MAX);
 
 }  // namespace inferopt::quant
