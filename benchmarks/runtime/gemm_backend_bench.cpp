@@ -77,7 +77,7 @@ void BM_gemm_backends(benchmark::State& state) {
     if (!nn::onednn_gemm(args_for(copy), threads)) state.SkipWithError("the build has no oneDNN");
   };
   auto prepacked = [&](std::size_t copy) {
-    if (!packed[copy]->run(a.data(), s.m, nullptr, c.data(), threads)) state.SkipWithError("the build has no oneDNN");
+    if (!packed[copy]->run(b[copy].data(), a.data(), s.m, nullptr, c.data(), threads)) state.SkipWithError("the build has no oneDNN");
   };
   for (std::size_t i = 0; i < copies; ++i) prepacked(i);  // the reorder happens once, outside the timing
   double seconds[3] = {0, 0, 0};

@@ -227,7 +227,7 @@ class packed_attention_kernel final : public attention_kernel_base {
       ctx.fail("bias must be float32 of " + std::to_string(packed) + " values");
     }
     const float* x = ctx.input(0).data<float>();
-    if (weights_.holds(weights.raw()) && weights_.run(x, rows, bias ? bias->data<float>() : nullptr, qkv, ctx.threads())) return;
+    if (weights_.run(weights.raw(), x, rows, bias ? bias->data<float>() : nullptr, qkv, ctx.threads())) return;
     if (bias) Eigen::Map<matrix>(qkv, rows, packed).rowwise() = Eigen::Map<const Eigen::RowVectorXf>(bias->data<float>(), packed);
     gemm_args<float> p;
     p.m = rows, p.n = packed, p.k = weights.shape()[0];

@@ -1,6 +1,7 @@
 // oneDNN's matmul primitive on prepacked weights (nn_constant_product.hpp).
 #include "nn_constant_product.hpp"
 
+#include <unordered_map>
 #include <vector>
 
 #include "inferopt/ir/graph.hpp"
@@ -30,15 +31,18 @@ dnnl::engine& cpu_engine() {
 struct constant_weight_product::cache {
   struct entry {
     std::int64_t rows;
-    dnnl::matmul with_bias, without_bias;
-    std::shared_ptr<dnnl::memory> packed;  // shared by row counts whose layout is the same
+    bool bias;
+    dnnl::matmul product;
+    std::shared_ptr<dnnl::memory> packed;  // shared by entries whose layout is the same
   };
   std::vector<entry> entries;
+  dnnl::stream stream{cpu_engine()};
 
-  /// The entry for `rows`, made on first need; null when oneDNN declines or the cache is full.
-  const entry* find_or_make(const float* w, bool transposed, std::int64_t rows, std::int64_t k, std::int64_t n) {
+  /// The entry for (rows, bias), made on first need (a kernel uses one bias mode, so one
+  /// primitive is compiled per row count); null when oneDNN declines or the cache is full.
+  const entry* find_or_make(const float* w, bool transposed, std::int64_t rows, bool with_bias, std::int64_t k, std::int64_t n) {
     for (const entry& e : entries) {
-      if (e.rows == rows) return &e;
+      if (e.rows == rows && e.bias == with_bias) return &e;
     }
     if (entries.size() >= max_row_counts) return nullptr;
     using tag = dnnl::memory::format_tag;
@@ -46,45 +50,38 @@ struct constant_weight_product::cache {
     const dnnl::memory::desc a({rows, k}, dt::f32, tag::ab), b({k, n}, dt::f32, tag::any),
         bias({1, n}, dt::f32, tag::ab), c({rows, n}, dt::f32, tag::ab);
     dnnl::engine& engine = cpu_engine();
-    const dnnl::matmul::primitive_desc with_bias(dnnl::matmul::desc(a, b, bias, c), engine);
-    const dnnl::matmul::primitive_desc without_bias(dnnl::matmul::desc(a, b, c), engine);
-    if (with_bias.weights_desc() != without_bias.weights_desc()) return nullptr;
+    const dnnl::matmul::primitive_desc pd(with_bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c), engine);
     std::shared_ptr<dnnl::memory> packed;
     for (const entry& e : entries) {
-      if (e.packed->get_desc() == with_bias.weights_desc()) packed = e.packed;
+      if (e.packed->get_desc() == pd.weights_desc()) packed = e.packed;
     }
     if (!packed) {
       dnnl::memory plain({{k, n}, dt::f32, transposed ? tag::ba : tag::ab}, engine, const_cast<float*>(w));
-      packed = std::make_shared<dnnl::memory>(with_bias.weights_desc(), engine);
-      dnnl::stream stream(engine);
+      packed = std::make_shared<dnnl::memory>(pd.weights_desc(), engine);
       dnnl::reorder(plain, *packed).execute(stream, plain, *packed);
       stream.wait();
     }
-    entries.push_back({rows, dnnl::matmul(with_bias), dnnl::matmul(without_bias), std::move(packed)});
+    entries.push_back({rows, with_bias, dnnl::matmul(pd), std::move(packed)});
     return &entries.back();
   }
 };
 
-bool constant_weight_product::run(const float* a, std::int64_t m, const float* bias, float* c, int threads) {
-  if (!weights_ || m <= 0 || !onednn_gemm_backend()) return false;
+bool constant_weight_product::run(const void* b, const float* a, std::int64_t m, const float* bias, float* c, int threads) {
+  if (!holds(b) || m <= 0 || !onednn_gemm_backend()) return false;
   try {
     if (!cache_) cache_ = std::make_unique<cache>();
-    const cache::entry* e = cache_->find_or_make(weights_, transposed_, m, k_, n_);
+    const cache::entry* e = cache_->find_or_make(weights_, transposed_, m, bias != nullptr, k_, n_);
     if (!e) return false;
     using tag = dnnl::memory::format_tag;
     using dt = dnnl::memory::data_type;
     dnnl::engine& engine = cpu_engine();
     dnnl::memory src({{m, k_}, dt::f32, tag::ab}, engine, const_cast<float*>(a));
     dnnl::memory dst({{m, n_}, dt::f32, tag::ab}, engine, c);
-    dnnl::stream stream(engine);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, *e->packed}, {DNNL_ARG_DST, dst}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory({{1, n_}, dt::f32, tag::ab}, engine, const_cast<float*>(bias)));
     const omp_team_for_call team(threads);
-    if (bias) {
-      dnnl::memory b({{1, n_}, dt::f32, tag::ab}, engine, const_cast<float*>(bias));
-      e->with_bias.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, *e->packed}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst}});
-    } else {
-      e->without_bias.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, *e->packed}, {DNNL_ARG_DST, dst}});
-    }
-    stream.wait();
+    e->product.execute(cache_->stream, args);
+    cache_->stream.wait();
     return true;
   } catch (const dnnl::error&) {
     return false;  // oneDNN declined these sizes: nn::gemm computes them
@@ -92,7 +89,7 @@ bool constant_weight_product::run(const float* a, std::int64_t m, const float* b
 }
 #else
 struct constant_weight_product::cache {};
-bool constant_weight_product::run(const float*, std::int64_t, const float*, float*, int) { return false; }
+bool constant_weight_product::run(const void*, const float*, std::int64_t, const float*, float*, int) { return false; }
 #endif
 
 constant_weight_product::constant_weight_product() = default;

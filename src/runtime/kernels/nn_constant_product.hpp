@@ -6,7 +6,8 @@
 // from memory on every run, that is 1.2x oneDNN's sgemm at two threads (docs/BENCHMARKS.md).
 // Without oneDNN, or where oneDNN declines, `run` returns false and the caller takes nn::gemm.
 // Memory: one blocked copy of W per distinct layout (row counts share it when oneDNN picks the
-// same layout for them, which it does for the sizes seen); at most four row counts are kept.
+// same layout for them, which it does for the sizes seen); at most four (row count, bias)
+// primitives are kept.
 // Error bound: that of nn::gemm with the same k.
 #include <cstddef>
 #include <cstdint>
@@ -30,9 +31,10 @@ class constant_weight_product {
   void set_weights(const float* w, std::int64_t k, std::int64_t n, bool transposed = false);
   /// Whether `data` is the W this product holds (a graph input may override an initializer).
   [[nodiscard]] bool holds(const void* data) const noexcept { return data != nullptr && data == weights_; }
-  /// C [m x n] = A [m x k] (row-major, leading dim k) * W + bias [n] (bias may be null).
-  /// False when it did not compute (no oneDNN, oneDNN declined, or too many row counts).
-  bool run(const float* a, std::int64_t m, const float* bias, float* c, int threads);
+  /// C [m x n] = A [m x k] (row-major, leading dim k) * W + bias [n] (bias may be null), when
+  /// `b`, the operand the node got this run, is the W this product holds. False when it did
+  /// not compute (another B, no oneDNN, oneDNN declined, or too many row counts).
+  bool run(const void* b, const float* a, std::int64_t m, const float* bias, float* c, int threads);
 
  private:
   struct cache;

@@ -80,7 +80,7 @@ class matmul_kernel final : public kernel {
     if (detail::product(batch_b) == 1 && detail::product(batch_a) == detail::product(batch)) {
       g.m = detail::product(batch) * m;
       if constexpr (std::is_same_v<T, float>) {
-        if (b.rank() == 2 && weights_.holds(bd) && weights_.run(ad, g.m, nullptr, yd, threads)) return;
+        if (b.rank() == 2 && weights_.run(bd, ad, g.m, nullptr, yd, threads)) return;
       }
       g.a = ad;
       g.b = bd;
@@ -186,8 +186,6 @@ class gemm_kernel final : public kernel {
   /// Y = act(A W + C) on the prepacked constant B (alpha 1, A not transposed), when C is absent
   /// or a bias row [n] / [1, n] with beta 1; false when that does not apply.
   bool run_on_constant_weights(const kernel_context& ctx, bool with_c, std::int64_t m, std::int64_t n, float* y) {
-    const tensor& b = ctx.input(1);
-    if (!weights_.holds(b.raw())) return false;
     const float* bias = nullptr;
     if (with_c) {
       const tensor& c = ctx.input(2);
@@ -195,7 +193,7 @@ class gemm_kernel final : public kernel {
       if (!row || beta_ != 1.0f || c.dtype() != data_type::float32) return false;
       bias = c.data<float>();
     }
-    if (!weights_.run(ctx.input(0).data<float>(), m, bias, y, ctx.threads())) return false;
+    if (!weights_.run(ctx.input(1).raw(), ctx.input(0).data<float>(), m, bias, y, ctx.threads())) return false;
     if (act_.kind != activation::identity) activate(act_, y, m * n);
     return true;
   }
