@@ -115,6 +115,7 @@ window_geometry resolve_window(const kernel_context& ctx, const window_attrs& a,
 void register_nn_kernels(kernel_registry& r) {
   nn::register_conv_kernels(r);
   nn::register_matmul_kernels(r);
+  nn::register_matmul_integer_kernels(r);
   nn::register_pool_kernels(r);
   nn::register_norm_kernels(r);
   nn::register_skip_norm_kernels(r);

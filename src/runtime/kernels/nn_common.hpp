@@ -113,6 +113,7 @@ activation_spec fused_gemm_activation(const kernel_build_info& info);
 // One registration function per nn file (nn.cpp calls them from register_nn_kernels).
 void register_conv_kernels(kernel_registry& r);
 void register_matmul_kernels(kernel_registry& r);
+void register_matmul_integer_kernels(kernel_registry& r);
 void register_pool_kernels(kernel_registry& r);
 void register_norm_kernels(kernel_registry& r);
 void register_skip_norm_kernels(kernel_registry& r);

@@ -50,6 +50,14 @@ void gemm(const gemm_args<double>& args, int threads) noexcept;
 /// INFEROPT_NN_GEMM=eigen or INFEROPT_NN_ISA=generic turned it off, or oneDNN refused the
 /// arguments: then the Eigen build computes it.
 bool onednn_gemm(const gemm_args<float>& args, int threads) noexcept;
+/// C[m, n] = sum_k (A[m, k] - a_zero) * (B[k, n] - b_zero), row-major and dense, int32 out,
+/// on oneDNN's integer GEMM (A uint8 or int8, B int8). False, with C untouched, when the build
+/// has no oneDNN, it is turned off, or the CPU lacks VNNI: without it oneDNN may saturate
+/// 16-bit intermediate sums, and the caller's exact loop must serve.
+bool onednn_integer_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint8_t* a, std::uint8_t a_zero,
+                         const std::int8_t* b, std::int8_t b_zero, std::int32_t* c, int threads) noexcept;
+bool onednn_integer_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::int8_t* a, std::int8_t a_zero,
+                         const std::int8_t* b, std::int8_t b_zero, std::int32_t* c, int threads) noexcept;
 /// "onednn" when onednn_gemm serves products in this process, else null.
 [[nodiscard]] const char* onednn_gemm_backend() noexcept;
 

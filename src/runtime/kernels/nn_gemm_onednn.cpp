@@ -47,8 +47,49 @@ bool onednn_gemm(const gemm_args<float>& g, int threads) noexcept {
                     g.c, g.ldc) == dnnl_success;
 }
 
+namespace {
+
+// VNNI multiplies u8 by s8 into 32-bit sums; the older vpmaddubsw path sums pairs in 16 bits
+// with saturation, which an exact MatMulInteger must not do.
+bool integer_gemm_exact() noexcept {
+  static const bool exact = [] {
+    const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return isa == dnnl_cpu_isa_avx512_core_vnni || isa == dnnl_cpu_isa_avx512_core_bf16 ||
+           isa == dnnl_cpu_isa_avx512_core_amx || isa == dnnl_cpu_isa_avx2_vnni;
+  }();
+  return exact;
+}
+
+}  // namespace
+
+bool onednn_integer_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint8_t* a,
+                         std::uint8_t a_zero, const std::int8_t* b, std::int8_t b_zero, std::int32_t* c,
+                                       int threads) noexcept {
+  if (!onednn_enabled() || !integer_gemm_exact()) return false;
+  const omp_team_for_call team(threads);
+  const std::int32_t no_offset = 0;
+  return dnnl_gemm_u8s8s32('N', 'N', 'F', m, n, k, 1.0f, a, k, a_zero, b, n, b_zero, 0.0f, c, n, &no_offset) == dnnl_success;
+}
+
+bool onednn_integer_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::int8_t* a,
+                                      std::int8_t a_zero, const std::int8_t* b, std::int8_t b_zero, std::int32_t* c,
+                                      int threads) noexcept {
+  if (!onednn_enabled() || !integer_gemm_exact()) return false;
+  const omp_team_for_call team(threads);
+  const std::int32_t no_offset = 0;
+  return dnnl_gemm_s8s8s32('N', 'N', 'F', m, n, k, 1.0f, a, k, a_zero, b, n, b_zero, 0.0f, c, n, &no_offset) == dnnl_success;
+}
+
 const char* onednn_gemm_backend() noexcept { return onednn_enabled() ? "onednn" : nullptr; }
 #else
+bool onednn_integer_gemm(std::int64_t, std::int64_t, std::int64_t, const std::uint8_t*, std::uint8_t,
+                                       const std::int8_t*, std::int8_t, std::int32_t*, int) noexcept {
+  return false;
+}
+bool onednn_integer_gemm(std::int64_t, std::int64_t, std::int64_t, const std::int8_t*, std::int8_t,
+                                      const std::int8_t*, std::int8_t, std::int32_t*, int) noexcept {
+  return false;
+}
 bool onednn_gemm(const gemm_args<float>&, int) noexcept { return false; }
 const char* onednn_gemm_backend() noexcept { return nullptr; }
 #endif

@@ -17,6 +17,7 @@
 #include "nn_common.hpp"
 #include "nn_constant_product.hpp"
 #include "nn_gemm.hpp"
+#include "nn_matmul_layout.hpp"
 
 namespace inferopt::runtime::nn {
 
@@ -50,35 +51,23 @@ class matmul_kernel final : public kernel {
   void run(kernel_context& ctx) {
     const tensor& a = ctx.input(0);
     const tensor& b = ctx.input(1);
-    if (a.rank() == 0 || b.rank() == 0) ctx.fail("operands must have at least one dim, got scalars");
-    // 1-D operands become a row (A) or a column (B) and lose that dim in the output.
-    shape_t sa = a.shape(), sb = b.shape();
-    if (sa.size() == 1) sa.insert(sa.begin(), 1);
-    if (sb.size() == 1) sb.push_back(1);
-    const std::int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
-    if (sb[sb.size() - 2] != k) {
-      ctx.fail("shapes " + to_string(a.shape()) + " and " + to_string(b.shape()) + " cannot be multiplied");
-    }
-    const shape_t batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
-    const shape_t out_shape = detail::apply_shape_rule(ctx, [&] { return ir::shape_rules::matmul_shape<std::int64_t>(a.shape(), b.shape()); });
-    // The broadcast batch dims are what precedes the output's matrix dims.
-    const std::size_t matrix_dims = (a.rank() > 1 ? 1 : 0) + (b.rank() > 1 ? 1 : 0);
-    const shape_t batch(out_shape.begin(), out_shape.end() - static_cast<std::ptrdiff_t>(matrix_dims));
-    tensor& y = ctx.allocate_output(0, a.dtype(), out_shape);
+    const matmul_layout l = layout_matmul(ctx, a, b);
+    tensor& y = ctx.allocate_output(0, a.dtype(), l.out_shape);
     if (y.element_count() == 0) return;
 
     const T* ad = a.data<T>();
     const T* bd = b.data<T>();
     T* yd = y.mutable_data<T>();
     const int threads = ctx.threads();
+    const std::int64_t m = l.m, k = l.k, n = l.n;
     gemm_args<T> g;
     g.n = n;
     g.k = k;
     g.lda = k;
     g.ldb = n;
     g.ldc = n;
-    if (detail::product(batch_b) == 1 && detail::product(batch_a) == detail::product(batch)) {
-      g.m = detail::product(batch) * m;
+    if (l.folds_rows) {
+      g.m = l.count() * m;
       if constexpr (std::is_same_v<T, float>) {
         if (b.rank() == 2 && weights_.run(bd, ad, g.m, nullptr, yd, threads)) return;
       }
@@ -88,18 +77,10 @@ class matmul_kernel final : public kernel {
       gemm(g, threads);
       return;
     }
-    const std::int64_t count = detail::product(batch);
-    const auto strides_a = detail::broadcast_strides(batch_a, batch);
-    const auto strides_b = detail::broadcast_strides(batch_b, batch);
+    const std::int64_t count = l.count();
     g.m = m;
     auto one = [&](std::int64_t index, int inner_threads) {
-      std::int64_t oa = 0, ob = 0, rest = index;
-      for (std::size_t d = batch.size(); d-- > 0;) {
-        const std::int64_t i = rest % batch[d];
-        rest /= batch[d];
-        oa += i * strides_a[d];
-        ob += i * strides_b[d];
-      }
+      const auto [oa, ob] = l.operands(index);
       gemm_args<T> local = g;
       local.a = ad + oa * m * k;
       local.b = bd + ob * k * n;

@@ -1,4 +1,5 @@
-// QuantizeLinear and DequantizeLinear (opsets 10, 13, 19 and 21), per tensor or per axis.
+// QuantizeLinear and DequantizeLinear (opsets 10, 13, 19 and 21), per tensor or per axis, and
+// DynamicQuantizeLinear (opset 11), which computes its uint8 scale and zero point from x.
 //
 //   quantize:   y = saturate(round_half_even(x / scale) + zero_point)
 //   dequantize: y = (x - zero_point) * scale
@@ -195,9 +196,49 @@ class dequantize_kernel final : public kernel {
   bool scale_typed_output_;
 };
 
+/// DynamicQuantizeLinear: the range of x widened to include 0 gives scale = (max - min) / 255
+/// (1 when the range is empty, as onnxruntime does) and zero point round(-min / scale), both
+/// outputs scalars; x is then quantized to uint8 like QuantizeLinear.
+class dynamic_quantize_kernel final : public kernel {
+ public:
+  explicit dynamic_quantize_kernel(const kernel_build_info&) {}
+
+  void compute(kernel_context& ctx) override {
+    const tensor& x = ctx.input(0);
+    if (x.dtype() != data_type::float32) ctx.fail("input must be float32, got " + std::string(ir::to_string(x.dtype())));
+    const float* src = x.data<float>();
+    const std::int64_t count = x.element_count();
+    float lo = 0.0f, hi = 0.0f;
+    for (std::int64_t i = 0; i < count; ++i) {
+      lo = std::min(lo, src[i]);
+      hi = std::max(hi, src[i]);
+    }
+    if (!std::isfinite(lo) || !std::isfinite(hi)) ctx.fail("input holds infinity; it has no uint8 scale");
+    const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+    const float zero = std::nearbyint(std::clamp(-lo / scale, 0.0f, 255.0f));
+    ctx.allocate_output(1, data_type::float32, {}).mutable_data<float>()[0] = scale;
+    ctx.allocate_output(2, data_type::uint8, {}).mutable_data<std::uint8_t>()[0] = static_cast<std::uint8_t>(zero);
+    tensor& y = ctx.allocate_output(0, data_type::uint8, x.shape());
+    std::uint8_t* dst = y.mutable_data<std::uint8_t>();
+    // Round half to even by the 1.5 * 2^23 trick, as quantize_kernel does.
+    constexpr float magic = 12582912.0f;
+    detail::parallel_for(ctx.threads(), count, grain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        float q = (src[i] / scale + magic) - magic + zero;
+        q = q >= 0.0f ? q : 0.0f;
+        q = q <= 255.0f ? q : 255.0f;
+        dst[i] = static_cast<std::uint8_t>(q);
+      }
+    });
+  }
+};
+
 }  // namespace
 
 void register_quantize_kernels(kernel_registry& r) {
+  r.add("", "DynamicQuantizeLinear", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+    return std::make_unique<dynamic_quantize_kernel>(info);
+  });
   elementwise::add(r, "QuantizeLinear", elementwise::factory<quantize_kernel>(), 10);
   elementwise::add(r, "DequantizeLinear", elementwise::factory<dequantize_kernel>(), 10);
 }
