@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "quantize_cli.hpp"
 #include "inferopt/builtin.hpp"
 #include "inferopt/core/atomic_file.hpp"
 #include "inferopt/pass.hpp"
@@ -24,34 +25,6 @@ namespace inferopt::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct quantize_cli_options {
-  std::string input;
-  std::string output;
-  std::string calib_dir;
-  int calib_random = 0;
-  std::string calib_text;
-  std::string tokenizer;
-  std::size_t seq_len = 0;
-  std::uint64_t seed = 0;
-  std::string method = "entropy";
-  double percentile = 99.99;
-  bool per_tensor = false;
-  std::string activation = "s8";
-  std::vector<std::string> exclude;
-  std::string trt_cache;
-  std::string ranges;
-  std::string report;
-  std::string save_state;
-  std::vector<std::string> merge_states;
-  std::string validation_dir;
-  double min_agreement = 0.99;
-  double min_cosine = 0.99;
-  std::string metric = "auto";
-  bool no_fallback = false;
-  int level = 2;
-  int threads = 0;
-};
 
 quant::activation_scheme scheme_of(const std::string& s) {
   if (s == "s8") return quant::activation_scheme::int8_symmetric;
@@ -67,13 +40,17 @@ std::string read_binary(const std::string& path) {
 
 /// -O<level> on the float model first: BatchNormalization folded into Conv and Relu kept
 /// next to its producer are what QDQ placement and int8 kernels expect.
-void prepare(ir::model& m, int level) {
+}  // namespace
+
+void prepare_float_model(ir::model& m, int level) {
   if (level <= 0) return;
   pipeline p = level_pipeline(std::min(level, 2), builtin_registry());
   pass_manager manager;
   manager.add_instrumentation(std::make_unique<verify_each>());
   (void)manager.run(p, m);
 }
+
+namespace {
 
 /// The checks that need no model, and a probe of every file to write, before time is spent.
 void check_arguments(const quantize_cli_options& o) {
@@ -85,13 +62,6 @@ void check_arguments(const quantize_cli_options& o) {
   if (o.calib_text.empty() != o.tokenizer.empty()) throw error(errc::invalid_argument, "--calib-text and --tokenizer go together");
   probe_writable({o.output, o.trt_cache, o.ranges, o.report, o.save_state});
 }
-
-/// The batches and saved states the options name, read before calibration starts.
-struct quantize_inputs {
-  std::vector<runtime::tensor_map> calibration;
-  std::vector<quant::calibration_state> shards;
-  std::vector<runtime::tensor_map> validation;  // empty: the library's default
-};
 
 /// Random batches calibrate images and other real-valued inputs; an integer input holds token
 /// ids, indices or lengths, and random ones are not the data (a MiniLM calibrated on them kept
@@ -107,7 +77,9 @@ void refuse_random_tokens(const runtime::session& probe) {
   }
 }
 
-quantize_inputs read_inputs(const quantize_cli_options& o, const runtime::session& probe) {
+}  // namespace
+
+quantize_inputs read_quantize_inputs(const quantize_cli_options& o, const runtime::session& probe) {
   quantize_inputs in;
   if (o.calib_random > 0) refuse_random_tokens(probe);
   if (!o.calib_dir.empty()) in.calibration = batches_from_dir(probe, o.calib_dir);
@@ -121,16 +93,16 @@ quantize_inputs read_inputs(const quantize_cli_options& o, const runtime::sessio
   return in;
 }
 
-/// `--exclude` names: an op type starts with a capital letter (Conv, Gemm); anything else
-/// names a node.
-void add_exclusions(const std::vector<std::string>& names, quant::qdq_options& q) {
+void split_exclusions(const std::vector<std::string>& names, std::vector<std::string>& op_types,
+                      std::vector<std::string>& nodes) {
   for (const std::string& e : names) {
-    (!e.empty() && std::isupper(static_cast<unsigned char>(e[0])) && e.find_first_of("/:._0123456789") == std::string::npos
-         ? q.exclude_op_types
-         : q.exclude_nodes)
-        .push_back(e);
+    const bool op_type = !e.empty() && std::isupper(static_cast<unsigned char>(e[0])) &&
+                         e.find_first_of("/:._0123456789") == std::string::npos;
+    (op_type ? op_types : nodes).push_back(e);
   }
 }
+
+namespace {
 
 /// The fallback's metric: as asked, or what the model's first output calls for.
 quant::fallback_metric metric_of(const quantize_cli_options& o, const ir::model& m) {
@@ -157,7 +129,8 @@ quant::quantize_options library_options(const quantize_cli_options& o, const qua
   }
   q.qdq.weights = o.per_tensor ? quant::weight_granularity::per_tensor : quant::weight_granularity::per_channel;
   q.qdq.activations = scheme_of(o.activation);
-  add_exclusions(o.exclude, q.qdq);
+  split_exclusions(o.exclude, q.qdq.exclude_op_types, q.qdq.exclude_nodes);
+  q.qdq.op_types = o.op_types.empty() && quant::has_attention(m) ? quant::transformer_op_types() : o.op_types;
   q.fallback.min_top1_agreement = o.no_fallback ? 0.0 : o.min_agreement;
   q.fallback.min_output_cosine = o.no_fallback ? -1.0 : o.min_cosine;
   q.validation_batches = in.validation;
@@ -237,12 +210,17 @@ void write_extras(const quantize_cli_options& o, const quant::quantize_result& r
 }
 
 int run_quantize(const quantize_cli_options& o) {
+  if (o.mode == "dynamic") return run_quantize_dynamic(o);
+  if (o.mode != "static") throw error(errc::invalid_argument, "--mode must be static or dynamic, got '" + o.mode + "'");
   check_arguments(o);
   ir::model m = load_checked(o.input);
-  prepare(m, o.level);
+  prepare_float_model(m, o.level);
   const runtime::session probe(m, runtime::session_options{.threads = 1});
-  const quantize_inputs in = read_inputs(o, probe);
+  const quantize_inputs in = read_quantize_inputs(o, probe);
   const quant::quantize_options options = library_options(o, in, m);
+  if (o.op_types.empty() && !options.qdq.op_types.empty()) {
+    std::cout << "attention model: quantizing MatMul and Gemm only (--op-types overrides)\n";
+  }
   if (!in.calibration.empty()) {
     std::cout << "calibrating on " << in.calibration.size() << " batch(es), method " << o.method << "\n";
   }
@@ -257,6 +235,7 @@ int run_quantize(const quantize_cli_options& o) {
 
 void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
   add_model_and_output(sub, o.input, o.output, "Input float ONNX model", "Output QDQ model");
+  sub.add_option("--mode", o.mode, "static (calibrated QDQ, default) or dynamic (int8 weights, activations quantized at run time)");
   sub.add_option("--calib-dir", o.calib_dir, "Calibration batches: test-data subfolders or one .pb per batch");
   sub.add_option("--calib-random", o.calib_random, "Calibrate on N seeded random batches");
   sub.add_option("--calib-text", o.calib_text, "Calibrate a text encoder on these sentences, one per line (needs --tokenizer)");
@@ -268,6 +247,8 @@ void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
   sub.add_flag("--per-channel", [&o](std::int64_t) { o.per_tensor = false; }, "Per-channel weight scales (default)");
   sub.add_flag("--per-tensor", o.per_tensor, "One scale per weight tensor");
   sub.add_option("--activation", o.activation, "s8 (int8 symmetric, default) or u8 (uint8 asymmetric)");
+  sub.add_option("--op-types", o.op_types, "Op types to quantize (default: all the quantizer knows; MatMul,Gemm for attention models)")
+      ->delimiter(',');
   sub.add_option("--exclude", o.exclude, "Node name or op type to leave in float (repeatable)")->delimiter(',');
   sub.add_option("--trt-cache", o.trt_cache, "Also write a TensorRT calibration cache");
   sub.add_option("--ranges", o.ranges, "Also write the per-tensor ranges and scales as JSON");

@@ -13,12 +13,15 @@
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/convert_opset.hpp"
 #include "inferopt/ir/rewriting.hpp"
+#include "int8_weights.hpp"
 
 namespace inferopt::quant {
 
 namespace {
 
-constexpr std::int64_t per_tensor = -1;  // weight "axis" meaning one scale for the tensor
+using detail::add_constant;
+using detail::int8_weight;
+constexpr std::int64_t per_tensor = detail::per_tensor_axis;
 
 // ---- planning: which nodes, which tensors (no edits) ------------------------------------
 
@@ -227,59 +230,6 @@ class activation_table {
 };
 
 
-/// An int8 weight with its scales (one per channel of `axis`, or one for per_tensor).
-struct weight_entry {
-  ir::value* weight = nullptr;
-  std::int64_t axis = per_tensor;
-  std::vector<std::int64_t> dims;
-  std::vector<std::int8_t> values;
-  std::vector<float> scales;
-  ir::value* dequantized = nullptr;  // set when applied
-};
-
-/// Symmetric int8 over [-127, 127]: -128 is left out so that negating stays in range and
-/// the grid is symmetric around zero, as TensorRT requires of weights.
-weight_entry quantize_weight(ir::value* w, const std::vector<double>& values, std::int64_t axis) {
-  // NaN or infinity has no int8 code; a weight holding one is a broken model, not ours to round.
-  if (!std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); })) {
-    throw error(errc::invalid_model, "weight '" + w->name() + "' holds NaN or infinity and cannot be quantized");
-  }
-  weight_entry e;
-  e.weight = w;
-  e.axis = axis;
-  e.dims = w->initializer()->dims;
-  std::int64_t outer = 1;
-  std::int64_t channels = 1;
-  std::int64_t inner = static_cast<std::int64_t>(values.size());
-  if (axis != per_tensor) {
-    const auto a = static_cast<std::size_t>(axis);
-    channels = e.dims[a];
-    outer = ir::tensor::element_count(std::span(e.dims).first(a));
-    inner = ir::tensor::element_count(std::span(e.dims).subspan(a + 1));
-  }
-  std::vector<double> amax(static_cast<std::size_t>(channels), 0.0);
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t c = 0; c < channels; ++c) {
-      for (std::int64_t i = 0; i < inner; ++i) {
-        const double x = values[static_cast<std::size_t>((o * channels + c) * inner + i)];
-        amax[static_cast<std::size_t>(c)] = std::max(amax[static_cast<std::size_t>(c)], std::abs(x));
-      }
-    }
-  }
-  for (double m : amax) e.scales.push_back(symmetric_int8_scale(tensor_range{-m, m}));
-  e.values.resize(values.size());
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t c = 0; c < channels; ++c) {
-      const double s = e.scales[static_cast<std::size_t>(c)];
-      for (std::int64_t i = 0; i < inner; ++i) {
-        const auto k = static_cast<std::size_t>((o * channels + c) * inner + i);
-        e.values[k] = static_cast<std::int8_t>(std::clamp(std::nearbyint(values[k] / s), -127.0, 127.0));
-      }
-    }
-  }
-  return e;
-}
-
 /// An int32 bias with scale s_x * s_w (per channel when the weight is).
 struct bias_entry {
   ir::node* node = nullptr;
@@ -313,12 +263,6 @@ std::optional<bias_entry> quantize_bias(const std::vector<double>& bias, float i
 }
 
 // ---- editing ---------------------------------------------------------------------------------
-
-template <class T>
-ir::value* add_constant(ir::graph& g, const std::string& base, std::vector<std::int64_t> dims, const std::vector<T>& values) {
-  std::string name = g.unique_name(base);
-  return g.add_initializer(name, ir::tensor::from_values<T>(name, std::move(dims), values));
-}
 
 ir::value* add_zero_point(ir::graph& g, const std::string& base, const quant_params& p) {
   if (p.dtype == ir::data_type::uint8) {
@@ -365,7 +309,8 @@ std::vector<node_plan> plan_nodes(ir::graph& g, const planner& pl, std::set<cons
     if (is_excluded) excluded.insert(n);
     const bool candidate = is_weighted(*n) || n->is("Add") || n->is("Concat") || n->is("MaxPool") ||
                            n->is("AveragePool") || n->is("GlobalAveragePool");
-    if (!candidate) continue;
+    const std::vector<std::string>& only = pl.options.op_types;
+    if (!candidate || (!only.empty() && std::find(only.begin(), only.end(), n->op_type()) == only.end())) continue;
     if (is_excluded) {
       report.skipped.push_back(n->describe() + ": excluded");
       continue;
@@ -412,16 +357,17 @@ constexpr std::size_t none = static_cast<std::size_t>(-1);
 
 /// The quantized constants of the plans: each weight once per axis, biases per plan.
 struct constant_plan {
-  std::vector<weight_entry> weights;
+  std::vector<int8_weight> weights;
   std::vector<std::size_t> weight_of;             // per plan: index into `weights`, or none
   std::vector<std::optional<bias_entry>> biases;  // per plan
+  std::vector<ir::value*> dequantized;            // per weight: its DequantizeLinear, once added
 };
 
 /// 2b. The int8 weights and int32 biases (nothing edited); a bias that cannot be quantized
 /// stays float and is listed in the report.
 constant_plan constants_of(const std::vector<node_plan>& plans, const activation_table& acts, const planner& pl,
                            qdq_report& report) {
-  std::vector<weight_entry> weights;
+  std::vector<int8_weight> weights;
   std::map<std::pair<const ir::value*, std::int64_t>, std::size_t> weight_index;
   std::vector<std::size_t> weight_of(plans.size(), none);
   std::vector<std::optional<bias_entry>> biases(plans.size());
@@ -430,7 +376,7 @@ constant_plan constants_of(const std::vector<node_plan>& plans, const activation
     if (!p.weight_input) continue;
     ir::value* w = p.node->input(*p.weight_input);
     auto [it, added] = weight_index.try_emplace({w, p.weight_axis}, weights.size());
-    if (added) weights.push_back(quantize_weight(w, *ir::constant_floats(w, pl.ir_version), p.weight_axis));
+    if (added) weights.push_back(detail::quantize_int8_weight(w, *ir::constant_floats(w, pl.ir_version), p.weight_axis));
     weight_of[k] = it->second;
     if (!p.bias_input) continue;
     std::string why;
@@ -444,10 +390,14 @@ constant_plan constants_of(const std::vector<node_plan>& plans, const activation
       report.skipped.push_back(p.node->describe() + ": bias left in float: " + why);
     }
   }
-  return {std::move(weights), std::move(weight_of), std::move(biases)};
+  std::vector<ir::value*> dequantized(weights.size(), nullptr);
+  return {std::move(weights), std::move(weight_of), std::move(biases), std::move(dequantized)};
 }
 
-/// 3a. A Q/DQ pair before the first reader of each activation; the readers move to the DQ.
+/// 3a. One QuantizeLinear per activation, before its first reader, and one DequantizeLinear
+/// per reading node, right before it. onnxruntime fuses a DQ -> op (-> Q) group only when the
+/// DQ feeds that op alone: a DQ shared by attention's Q, K and V projections left all three
+/// as float products on dequantized weights, slower than float.
 void insert_activation_pairs(ir::graph& g, activation_table& acts, const std::set<const ir::node*>& excluded,
                              qdq_report& report) {
   const std::map<const ir::node*, std::size_t> order = positions(g);
@@ -461,22 +411,29 @@ void insert_activation_pairs(ir::graph& g, activation_table& acts, const std::se
       }
     }
     if (moved.empty()) continue;  // only a graph output reads it: that output stays float
-    ir::node* first = std::min_element(moved.begin(), moved.end(), [&](const ir::use& a, const ir::use& b) {
-                        return order.at(a.user) < order.at(b.user);
-                      })->user;
+    std::sort(moved.begin(), moved.end(), [&](const ir::use& a, const ir::use& b) {
+      return order.at(a.user) < order.at(b.user) || (a.user == b.user && a.input_index < b.input_index);
+    });
     const std::string& base = e.value->name();
     ir::value* scale = add_constant<float>(g, base + "_scale", {}, {e.params.scale});
     ir::value* zero = add_zero_point(g, base + "_zero_point", e.params);
-    ir::value* q = add_single(g, "QuantizeLinear", {e.value, scale, zero}, base, first, retyped(e.value, e.params.dtype));
-    ir::value* dq = add_single(g, "DequantizeLinear", {q, scale, zero}, base, first,
-                               retyped(e.value, ir::data_type::float32));
-    for (const ir::use& u : moved) g.set_input(u.user, u.input_index, dq);
+    ir::value* q = add_single(g, "QuantizeLinear", {e.value, scale, zero}, base, moved.front().user,
+                              retyped(e.value, e.params.dtype));
+    ir::value* dq = nullptr;
+    const ir::node* dq_reader = nullptr;
+    for (const ir::use& u : moved) {
+      if (u.user != dq_reader) {  // a node reading x twice (x * x) reads one DQ
+        dq = add_single(g, "DequantizeLinear", {q, scale, zero}, base, u.user, retyped(e.value, ir::data_type::float32));
+        dq_reader = u.user;
+      }
+      g.set_input(u.user, u.input_index, dq);
+    }
     ++report.activations_quantized;
   }
 }
 
 /// The DequantizeLinear of an int8 weight, added before `front`.
-ir::value* dequantized_weight(ir::graph& g, const weight_entry& we, ir::node* front) {
+ir::value* dequantized_weight(ir::graph& g, const int8_weight& we, ir::node* front) {
   const std::string& base = we.weight->name();
   const std::vector<std::int64_t> scale_dims =
       we.axis == per_tensor ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{static_cast<std::int64_t>(we.scales.size())};
@@ -511,14 +468,14 @@ std::vector<ir::value*> insert_constants(ir::graph& g, const std::vector<node_pl
   for (std::size_t k = 0; k < plans.size(); ++k) {
     if (c.weight_of[k] == none) continue;
     ir::node* n = plans[k].node;
-    weight_entry& we = c.weights[c.weight_of[k]];
+    const std::size_t w = c.weight_of[k];
     ir::node* front = *g.nodes().begin();  // the DQ reads initializers only: any place will do
-    if (!we.dequantized) {
-      we.dequantized = dequantized_weight(g, we, front);
+    if (!c.dequantized[w]) {
+      c.dequantized[w] = dequantized_weight(g, c.weights[w], front);
       ++report.weights_quantized;
     }
     replaced.push_back(n->input(*plans[k].weight_input));
-    g.set_input(n, *plans[k].weight_input, we.dequantized);
+    g.set_input(n, *plans[k].weight_input, c.dequantized[w]);
 
     if (!c.biases[k]) continue;
     const bias_entry& b = *c.biases[k];
@@ -531,16 +488,30 @@ std::vector<ir::value*> insert_constants(ir::graph& g, const std::vector<node_pl
   return replaced;
 }
 
-/// Float weights no node reads any more; shared ones another node still reads stay.
-void erase_unused(ir::graph& g, const std::vector<ir::value*>& replaced) {
-  for (ir::value* v : replaced) {
-    if (!v->is_dead() && v->is_initializer() && !v->is_graph_input() && !v->is_graph_output() && !v->has_uses()) {
-      g.erase_value(v);
-    }
-  }
-}
-
 }  // namespace
+
+std::vector<std::string> transformer_op_types() { return {"MatMul", "Gemm"}; }
+
+bool has_attention(const ir::model& m) {
+  const ir::graph& g = m.graph();
+  const auto product_of_activations = [&](const ir::value* v) {
+    for (int hops = 0; v && v->producer() && hops < 4; ++hops) {  // through Div, Add (mask), Mul
+      const ir::node* p = v->producer();
+      if (p->is("MatMul")) {
+        return p->input(0) && p->input(1) && !ir::is_constant(*p->input(0), m.ir_version) &&
+               !ir::is_constant(*p->input(1), m.ir_version);
+      }
+      v = p->input(0);
+    }
+    return false;
+  };
+  for (const ir::node* n : g.nodes()) {
+    const std::string& op = n->op_type();
+    if (op == "Attention" || op == "MultiHeadAttention") return true;
+    if (n->is("Softmax") && product_of_activations(n->input(0))) return true;
+  }
+  return false;
+}
 
 qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_options& options) {
   qdq_report report;
@@ -585,7 +556,7 @@ qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_optio
     report.opset_raised = true;
   }
   insert_activation_pairs(g, acts, excluded, report);
-  erase_unused(g, insert_constants(g, plans, constants, report));
+  detail::erase_unread_initializers(g, insert_constants(g, plans, constants, report));
   report.nodes_quantized = static_cast<std::int64_t>(plans.size());
   return report;
 }

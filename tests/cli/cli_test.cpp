@@ -576,6 +576,43 @@ TEST_CASE("quantize calibrates a text encoder on sentences and judges it by outp
   CHECK_THAT(alone.err, Contains("--calib-text and --tokenizer go together"));
 }
 
+TEST_CASE("quantize --mode dynamic needs no calibration and measures on sentences when given", "[cli][quantize]") {
+  scratch dir("quantize_dynamic");
+  const fs::path source(INFEROPT_SOURCE_DIR);
+  const fs::path model = source / "tests/models/corpus/minilm_ts.onnx", q = dir / "q.onnx", report = dir / "report.json";
+  process_result bare = run_cli({"quantize", model.string(), "-o", q.string(), "--mode", "dynamic"});
+  CAPTURE(bare.out, bare.err);
+  REQUIRE(bare.exit_code == 0);
+  CHECK_THAT(bare.out, Contains("linear layers dynamically") && Contains("error not measured"));
+  const fs::path sentences = dir / "sentences.txt";
+  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\n";
+  process_result measured = run_cli({"quantize", model.string(), "-o", q.string(), "--mode", "dynamic", "--calib-text",
+                                     sentences.string(), "--tokenizer", (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string(),
+                                     "--report", report.string()});
+  CAPTURE(measured.out, measured.err);
+  REQUIRE(measured.exit_code == 0);
+  const json j = json::parse(read_bytes(report));
+  CHECK(j["mode"] == "dynamic");
+  CHECK(j["nodes_quantized"].get<int>() > 0);
+  CHECK(j["output_cosine"].get<double>() > 0.99);
+  const onnx::ModelProto written = read_model_proto(q);
+  CHECK(std::any_of(written.graph().node().begin(), written.graph().node().end(),
+                    [](const onnx::NodeProto& n) { return n.op_type() == "MatMulInteger"; }));
+}
+
+TEST_CASE("quantize refuses calibration outputs in dynamic mode and an unknown mode", "[cli][quantize]") {
+  scratch dir("quantize_dynamic_refusals");
+  const fs::path model = fs::path(INFEROPT_SOURCE_DIR) / "tests/models/corpus/minilm_ts.onnx";
+  process_result cache = run_cli({"quantize", model.string(), "-o", (dir / "q.onnx").string(), "--mode", "dynamic", "--trt-cache",
+                                  (dir / "c.cache").string()});
+  CHECK(cache.exit_code == 2);
+  CHECK_THAT(cache.err, Contains("--trt-cache needs a calibration"));
+  process_result mode = run_cli({"quantize", model.string(), "-o", (dir / "q.onnx").string(), "--mode", "later"});
+  CHECK(mode.exit_code == 2);
+  CHECK_THAT(mode.err, Contains("--mode must be static or dynamic"));
+  CHECK_FALSE(fs::exists(dir / "q.onnx"));
+}
+
 TEST_CASE("quantize and fp16 write models with QDQ nodes and float16 weights", "[cli][quantize]") {
   scratch dir("quantize");
   const auto model = save_default_model(dir / "default.onnx");

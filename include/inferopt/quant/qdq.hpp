@@ -66,7 +66,19 @@ struct qdq_options {
   bool average_pool_shares_scale = false;
   std::vector<std::string> exclude_nodes;      ///< node names left in float
   std::vector<std::string> exclude_op_types;   ///< op types left in float (`Gemm`, `Add`, ...)
+  /// When not empty, only these op types are quantized (condition 1 narrowed); the others are
+  /// left in float without a line in the report. `transformer_op_types` for attention models.
+  std::vector<std::string> op_types;
 };
+
+/// What pays in a transformer: the linear layers (and attention's products of two
+/// activations). LayerNorm, Softmax, GELU, residual Adds and embedding Gathers stay float:
+/// onnxruntime has no int8 kernel that fuses them, so Q/DQ around them only adds work.
+[[nodiscard]] std::vector<std::string> transformer_op_types();
+
+/// Whether `m` is an attention model: a fused attention op (com.microsoft Attention,
+/// MultiHeadAttention, ONNX Attention), or a Softmax over a product of two activations.
+[[nodiscard]] bool has_attention(const ir::model& m);
 
 /// What `quantize_qdq` did.
 struct qdq_report {
