@@ -52,6 +52,15 @@ void prepare_float_model(ir::model& m, int level) {
 
 namespace {
 
+/// Attention's Q, K and V projections as one product (merge-parallel-matmuls): onnxruntime
+/// runs a QDQ product in int8 only when its activation's QuantizeLinear has one reader.
+void pack_projections(ir::model& m) {
+  pipeline p = parse_pipeline("merge-parallel-matmuls", builtin_registry());
+  pass_manager manager;
+  manager.add_instrumentation(std::make_unique<verify_each>());
+  (void)manager.run(p, m);
+}
+
 /// The checks that need no model, and a probe of every file to write, before time is spent.
 void check_arguments(const quantize_cli_options& o) {
   refuse_overwrite(o.input, o.output);
@@ -215,6 +224,7 @@ int run_quantize(const quantize_cli_options& o) {
   check_arguments(o);
   ir::model m = load_checked(o.input);
   prepare_float_model(m, o.level);
+  if (o.op_types.empty() && quant::has_attention(m)) pack_projections(m);
   const runtime::session probe(m, runtime::session_options{.threads = 1});
   const quantize_inputs in = read_quantize_inputs(o, probe);
   const quant::quantize_options options = library_options(o, in, m);

@@ -17,6 +17,7 @@
 #include "inferopt/fusion/fuse_matmul_add.hpp"
 #include "inferopt/fusion/fuse_pad_into_conv.hpp"
 #include "inferopt/fusion/fuse_skip_layer_norm.hpp"
+#include "inferopt/fusion/merge_parallel_matmuls.hpp"
 #include "inferopt/fusion/sum_to_add.hpp"
 
 namespace inferopt {
@@ -40,6 +41,7 @@ void register_fusion_passes(pass_registry& registry) {
   registry.add<fuse_attention>();
   registry.add<fuse_skip_layer_norm>();
   registry.add<fuse_bias_gelu>();
+  registry.add<merge_parallel_matmuls>();
 }
 
 }  // namespace inferopt
