@@ -9,8 +9,15 @@ rounds, the float model in every round), its ratio to float, the int8 kernels on
 actually runs (op histogram of the optimized graph it saves), and the mean cosine of the first
 output with float on seeded random token ids (or, with --calib-text, on held-out sentences).
 
+With --eval-text (one sentence per line, none of them in --calib-text) and --eval-paraphrase
+(a paraphrase of each, line for line), the cosine is measured on those sentences' first output
+(the sentence embedding), and a retrieval check runs: each paraphrase must find its sentence
+among all evaluation sentences (top-1 accuracy and mean reciprocal rank, cosine similarity),
+for float and every INT8 variant.
+
   python benchmarks/quant/transformer_int8.py --cli build/bin/inferopt MODEL.onnx [--seq 128]
       [--threads 1 2] [--rounds 4] [--iters 6] [--calib-text FILE --tokenizer T.json]
+      [--eval-text FILE --eval-paraphrase FILE]
 """
 import argparse
 import collections
@@ -72,6 +79,37 @@ def kernels(path, work):
     return {k: ops[k] for k in INT8_KERNELS if ops[k]}
 
 
+def sentence_feeds(model_path, tokenizer, path, batch=16):
+    """Batches of `path`'s lines through the tokenizer, padded per batch, for the model's inputs."""
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_file(str(tokenizer))
+    tok.enable_truncation(128)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    names = [i.name for i in ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"]).get_inputs()]
+    lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
+    out = []
+    for k in range(0, len(lines), batch):
+        enc = tok.encode_batch(lines[k:k + batch])
+        f = {"input_ids": np.array([e.ids for e in enc], np.int64), "attention_mask": np.array([e.attention_mask for e in enc], np.int64),
+             "token_type_ids": np.array([e.type_ids for e in enc], np.int64)}
+        out.append({n: f[n] for n in names})
+    return out
+
+
+def embeddings(path, batches):
+    s = session(path, 2)
+    return np.concatenate([s.run(None, f)[0] for f in batches]).astype(np.float64)
+
+
+def retrieval(sentences, paraphrases):
+    """Top-1 accuracy and MRR of finding each paraphrase's sentence by cosine similarity."""
+    a = sentences / np.linalg.norm(sentences, axis=1, keepdims=True)
+    b = paraphrases / np.linalg.norm(paraphrases, axis=1, keepdims=True)
+    sim = b @ a.T
+    rank = (sim > np.diag(sim)[:, None]).sum(1)
+    return float(np.mean(rank == 0)), float(np.mean(1.0 / (rank + 1)))
+
+
 def mean_cosine(reference, candidate, inputs):
     a, b = session(reference, 2), session(candidate, 2)
     cos = []
@@ -109,6 +147,8 @@ def main():
     ap.add_argument("--iters", type=int, default=6)
     ap.add_argument("--calib-text")
     ap.add_argument("--tokenizer")
+    ap.add_argument("--eval-text")
+    ap.add_argument("--eval-paraphrase")
     ap.add_argument("--work", type=Path)
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="int8_"))
@@ -134,6 +174,16 @@ def main():
 
     inputs = feeds(args.model, args.seq, 4)
     print(f"model {args.model.name}, seq {args.seq}, onnxruntime {ort.__version__}")
+    if args.eval_text:
+        text = sentence_feeds(args.model, args.tokenizer, args.eval_text)
+        pairs = sentence_feeds(args.model, args.tokenizer, args.eval_paraphrase)
+        reference = embeddings(args.model, text)
+        print(f"\n{len(reference)} evaluation sentences: variant | mean cosine with float | retrieval top-1 | MRR")
+        for k, p in paths.items():
+            e = embeddings(p, text)
+            cos = np.sum(e * reference, 1) / (np.linalg.norm(e, axis=1) * np.linalg.norm(reference, axis=1))
+            top1, mrr = retrieval(e, embeddings(p, pairs))
+            print(f"  {k} | {np.mean(cos):.4f} (min {np.min(cos):.4f}) | {100 * top1:.1f}% | {mrr:.4f}")
     info = {k: (mean_cosine(args.model, p, inputs) if k != "float" else 1.0, kernels(p, work)) for k, p in paths.items()}
     for threads in args.threads:
         p50 = latency(paths, inputs, threads, args.rounds, args.iters)

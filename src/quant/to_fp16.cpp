@@ -10,6 +10,7 @@
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/rewriting.hpp"
+#include "norm_statistics.hpp"
 
 namespace inferopt {
 namespace {
@@ -110,6 +111,7 @@ struct conversion_plan {
   std::unordered_set<const ir::value*> half;  // values that hold float16 after the pass
   std::unordered_map<const ir::value*, data_type> inferred;  // element types of untyped outputs
   std::int64_t blocked = 0;  // float32 nodes kept by the block lists
+  std::int64_t statistics_kept = 0;  // float32 nodes kept for a normalization's squares
 };
 
 data_type elem_of(const ir::value* v, const conversion_plan& plan) {
@@ -192,6 +194,12 @@ void to_fp16::set_option(std::string_view key, std::string_view value) {
     blocked_ops_.insert(extra_blocked_.begin(), extra_blocked_.end());
   } else if (key == "block-nodes") {
     blocked_nodes_ = split_names(value);
+  } else if (key == "keep-norm-statistics") {
+    if (value != "0" && value != "1" && value != "true" && value != "false") {
+      throw error(errc::invalid_argument, "to-fp16: keep-norm-statistics must be 0, 1, true or false, got '" +
+                                              std::string(value) + "'");
+    }
+    keep_norm_statistics_ = value == "1" || value == "true";
   } else {
     pass::set_option(key, value);
   }
@@ -202,6 +210,7 @@ std::map<std::string, std::string> to_fp16::options() const {
   if (!keep_io_types_) out["keep-io-types"] = "0";
   if (!extra_blocked_.empty()) out["block-ops"] = join_names(extra_blocked_);
   if (!blocked_nodes_.empty()) out["block-nodes"] = join_names(blocked_nodes_);
+  if (!keep_norm_statistics_) out["keep-norm-statistics"] = "0";
   return out;
 }
 
@@ -240,7 +249,7 @@ bool takes_float16(const ir::node& n, std::int64_t opset) { return !(n.is("Equal
 
 conversion_plan plan_conversion(const ir::graph& g, const std::set<std::string, std::less<>>& blocked_ops,
                                 const std::set<std::string, std::less<>>& blocked_nodes, bool keep_io_types,
-                                std::int64_t opset) {
+                                const std::set<const ir::node*>& kept_statistics, std::int64_t opset) {
   conversion_plan plan;
   for (const ir::node* n : g.nodes()) {
     const std::optional<slot_rule> rule = float_slots(*n);
@@ -249,6 +258,10 @@ conversion_plan plan_conversion(const ir::graph& g, const std::set<std::string, 
     if (!convertible(g, *n, *rule, plan)) continue;
     if (blocked_ops.contains(n->op_type()) || (!n->name().empty() && blocked_nodes.contains(n->name()))) {
       ++plan.blocked;
+      continue;
+    }
+    if (kept_statistics.contains(n)) {
+      ++plan.statistics_kept;
       continue;
     }
     plan.converted.insert(n);
@@ -411,8 +424,11 @@ class converter {
 }  // namespace
 
 bool to_fp16::run(ir::graph& g, pass_context& ctx) {
-  const conversion_plan plan = plan_conversion(g, blocked_ops_, blocked_nodes_, keep_io_types_, ctx.onnx_opset());
+  const std::set<const ir::node*> statistics =
+      keep_norm_statistics_ ? quant::detail::squared_statistics(g, ctx.ir_version()) : std::set<const ir::node*>{};
+  const conversion_plan plan = plan_conversion(g, blocked_ops_, blocked_nodes_, keep_io_types_, statistics, ctx.onnx_opset());
   ctx.count("nodes-blocked", plan.blocked);
+  ctx.count("norm-statistics-kept", plan.statistics_kept);
   if (plan.converted.empty()) return false;
   converter(g, ctx, plan).run(keep_io_types_);
   const auto converted = static_cast<std::int64_t>(plan.converted.size());

@@ -18,6 +18,16 @@ outputs close to the float model's:
    weights held in Constant nodes (whose `value` attributes the pass converts): outputs
    finite and within 2% of the largest output magnitude on a seeded random input.
 
+4. the corpus's transformer exports (BERT, MiniLM, ViT, both exporters), as exported and with
+   their word embeddings (or ViT's patch projection) scaled so that the residual stream holds
+   values of about 10^3, as trained transformers' outlier dimensions do: outputs finite,
+   within 2% of the largest output magnitude, cosine >= 0.999;
+5. a LayerNorm written out as ops (what exporters write below opset 17) over values of a few
+   hundred: converted with the default keep-norm-statistics, its squares stay float32 and
+   the output matches float. (onnxruntime's CPU provider runs float16 ReduceMean in float32
+   through inserted Casts, so here the all-float16 form does not overflow; in our executor
+   it does, which tests/quant/to_fp16_test.cpp checks.)
+
 Exit status: 0 when every check passed (skips allowed), 1 otherwise.
 """
 
@@ -147,6 +157,86 @@ def check_light(cli, shared, work):
     return f"max |diff| {worst:.2g} of max |output|"
 
 
+CORPUS = Path(__file__).resolve().parents[1] / "models" / "corpus"
+TRANSFORMERS = ["bert_ts", "bert_dynamo", "minilm_ts", "minilm_dynamo", "vit_ts", "vit_dynamo"]
+
+
+def transformer_feed(path, seed=3):
+    m = onnx.load(str(path))
+    vocab = min((i.dims[0] for i in m.graph.initializer if len(i.dims) == 2 and i.dims[0] >= 100), default=100)
+    rng = np.random.default_rng(seed)
+    feed = {}
+    for i in session(path).get_inputs():
+        shape = [d if isinstance(d, int) else (1 if k == 0 else 12) for k, d in enumerate(i.shape)]
+        if "int" in i.type:
+            feed[i.name] = np.ones(shape, np.int64) if "mask" in i.name else rng.integers(1, vocab, shape, dtype=np.int64)
+        else:
+            feed[i.name] = rng.standard_normal(shape).astype(np.float32)
+    return feed
+
+
+def with_outliers(src, dst, target_std=300.0):
+    """`src` with its token embedding table (or ViT's patch Conv) rescaled to std `target_std`."""
+    m = onnx.load(str(src))
+    inits = {i.name: i for i in m.graph.initializer}
+    first = next((n for n in m.graph.node if n.op_type in ("Gather", "Conv") and len(n.input) > 1 and
+                  (n.input[0] if n.op_type == "Gather" else n.input[1]) in inits), None)
+    assert first is not None, "no embedding table or patch projection"
+    table = inits[first.input[0] if first.op_type == "Gather" else first.input[1]]
+    values = numpy_helper.to_array(table)
+    table.CopyFrom(numpy_helper.from_array((values / values.std() * target_std).astype(np.float32), table.name))
+    onnx.save(m, str(dst))
+
+
+def check_transformers(cli, work):
+    results = []
+    for name in TRANSFORMERS:
+        model = CORPUS / f"{name}.onnx"
+        if not model.exists():
+            raise Skip(f"{model} is absent")
+        for variant, path in (("as exported", model), ("residual ~1e3", work / f"{name}_outliers.onnx")):
+            if path != model:
+                with_outliers(model, path)
+            out = work / f"{path.stem}_fp16.onnx"
+            to_fp16(cli, path, out)
+            feed = transformer_feed(path)
+            a, b = session(path).run(None, feed)[0], session(out).run(None, feed)[0]
+            assert np.all(np.isfinite(b)), f"{name} ({variant}): non-finite float16 outputs"
+            rel = relative_diff(b, a)
+            cos = float(a.ravel().astype(np.float64) @ b.ravel() / (np.linalg.norm(a) * np.linalg.norm(b)))
+            assert rel <= MAX_RELATIVE_DIFF and cos >= 0.999, f"{name} ({variant}): max |diff| {rel:.3g}, cosine {cos:.5f}"
+            results.append(rel)
+    return f"{len(results)} models, worst max |diff| {max(results):.2g} of max |output|"
+
+
+def check_written_out_norm(cli, work):
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Mul", ["x", "gain"], ["h"]),
+             helper.make_node("ReduceMean", ["h"], ["mean"], axes=[-1]),
+             helper.make_node("Sub", ["h", "mean"], ["centered"]),
+             helper.make_node("Pow", ["centered", "two"], ["square"]),
+             helper.make_node("ReduceMean", ["square"], ["variance"], axes=[-1]),
+             helper.make_node("Add", ["variance", "eps"], ["shifted"]),
+             helper.make_node("Sqrt", ["shifted"], ["deviation"]),
+             helper.make_node("Div", ["centered", "deviation"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(400.0, np.float32), "gain"), numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array(1e-5, np.float32), "eps")]
+    graph = helper.make_graph(nodes, "norm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 64])], inits)
+    model = work / "written_out_norm.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), str(model))
+    feed = {"x": np.random.default_rng(2).standard_normal((4, 64)).astype(np.float32)}
+    want = session(model).run(None, feed)[0]
+    out = work / "written_out_norm_fp16.onnx"
+    to_fp16(cli, model, out)
+    got = session(out).run(None, feed)[0]
+    rel = relative_diff(got, want)
+    assert np.all(np.isfinite(got)) and rel <= MAX_RELATIVE_DIFF, f"kept statistics: max |diff| {rel:.3g}"
+    kept = sum(1 for n in onnx.load(str(out)).graph.node if n.op_type == "Cast")
+    assert kept >= 3, f"expected Casts around the float32 statistics, found {kept} Casts"
+    return f"max |diff| {rel:.2g} of max |output|, {kept} Casts"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", required=True, type=Path, help="the inferopt binary")
@@ -162,6 +252,8 @@ def main():
         ("digits CNN", lambda: check_digits(args.cli, args.data, args.work)),
         ("default model", lambda: check_default(args.cli, args.make_default, args.work)),
         ("light_squeezenet (random weights)", lambda: check_light(args.cli, args.shared or Path("/nonexistent"), args.work)),
+        ("transformers (corpus)", lambda: check_transformers(args.cli, args.work)),
+        ("LayerNorm written out as ops", lambda: check_written_out_norm(args.cli, args.work)),
     ]
     return run_checks(checks)
 

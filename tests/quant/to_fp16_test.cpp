@@ -9,12 +9,17 @@
 
 #include "inferopt/quant/to_fp16.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "fusion_test_util.hpp"
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/sample_models.hpp"
 #include "inferopt/quant/register.hpp"
+#include "inferopt/runtime/inputs.hpp"
+#include "inferopt/runtime/session.hpp"
 #include "pass_test_util.hpp"
 #include "support/builtin_pipeline.hpp"
 
@@ -294,14 +299,65 @@ TEST_CASE("to-fp16 declines graphs it must not convert", "[quant][to-fp16]") {
   }
 }
 
+/// A LayerNorm written out as ops, as exporters below opset 17 write it, over activations of
+/// a few hundred (a transformer's residual stream): (x - mean) / sqrt(mean((x - mean)^2) + eps).
+ir::model decomposed_layer_norm() {
+  ir::model m = ir::make_model("decomposed_layer_norm", 17);
+  ir::graph_builder b(m.graph(), 9);
+  ir::value* x = b.mul(b.input("x", ir::data_type::float32, {2, 16}), b.constant("gain", {}, {400.0f}));
+  std::vector<ir::attribute> last_axis;
+  last_axis.push_back(ir::attribute::make_ints("axes", {-1}));
+  ir::value* centered = b.op("Sub", {x, b.op("ReduceMean", {x}, std::move(last_axis))});
+  ir::value* square = b.op("Pow", {centered, b.constant("two", {}, {2.0f})});
+  std::vector<ir::attribute> axes;
+  axes.push_back(ir::attribute::make_ints("axes", {-1}));
+  ir::value* variance = b.op("ReduceMean", {square}, std::move(axes));
+  ir::value* deviation = b.op("Sqrt", {b.add(variance, b.constant("eps", {}, {1e-5f}))});
+  b.output(b.op("Div", {centered, deviation}));
+  return m;
+}
+
+TEST_CASE("to-fp16 keeps a written-out normalization's squares and their mean in float32", "[quant][to-fp16]") {
+  ir::model m = decomposed_layer_norm();
+  const ir::model before = copy_of(m);
+  pass_record r = run(m);
+  CHECK(r.counters.at("norm-statistics-kept") >= 1);
+  // float16 up to the centring, float32 from the square to the standard deviation, float16
+  // for the division: Casts at both ends of the statistics.
+  const ir::node* pow = only_node(m.graph(), "Pow");
+  REQUIRE(pow->input(0)->producer());
+  CHECK(pow->input(0)->producer()->is("Cast"));
+  CHECK(pow->input(0)->producer()->attr_int("to", 0) == static_cast<std::int64_t>(ir::data_type::float32));
+  const ir::node* div = only_node(m.graph(), "Div");
+  REQUIRE(div->input(1)->producer());
+  CHECK(div->input(1)->producer()->is("Cast"));
+  CHECK(div->input(1)->producer()->input(0)->producer()->is("Sqrt"));
+  test::require_same_outputs(before, m, 7, half_rtol, half_atol);
+
+  // Without it the squares (up to 160000) overflow float16's 65504 and the output collapses.
+  ir::model all_half = decomposed_layer_norm();
+  (void)run(all_half, "to-fp16{keep-norm-statistics=0}");
+  runtime::session a(before, runtime::session_options{.threads = 1});
+  runtime::session h(all_half, runtime::session_options{.threads = 1});
+  const runtime::tensor_map feed = runtime::random_inputs(a, 7);
+  const auto want = a.run(feed).begin()->second.values<float>();
+  const auto got = h.run(feed).begin()->second.values<float>();
+  double worst = 0.0;
+  for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(double(want[i]) - got[i]));
+  CHECK(worst > 0.5);
+}
+
 TEST_CASE("to-fp16 parses its options and prints them back", "[quant][to-fp16]") {
   to_fp16 p;
   CHECK(p.options().empty());
   p.set_option("keep-io-types", "false");
   p.set_option("block-ops", "TopK; Resize;");
   p.set_option("block-nodes", "a;b");
-  CHECK(p.options() == std::map<std::string, std::string>{
-                           {"keep-io-types", "0"}, {"block-ops", "Resize;TopK"}, {"block-nodes", "a;b"}});
+  p.set_option("keep-norm-statistics", "0");
+  CHECK(p.options() == std::map<std::string, std::string>{{"keep-io-types", "0"},
+                                                          {"block-ops", "Resize;TopK"},
+                                                          {"block-nodes", "a;b"},
+                                                          {"keep-norm-statistics", "0"}});
   const auto bad_flag = test::error_from([&] { p.set_option("keep-io-types", "maybe"); });
   REQUIRE(bad_flag);
   CHECK(bad_flag->code() == errc::invalid_argument);
