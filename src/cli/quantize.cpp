@@ -17,6 +17,7 @@
 #include "inferopt/pass.hpp"
 #include "inferopt/quant/quantize_model.hpp"
 #include "inferopt/quant/range_json.hpp"
+#include "inferopt/quant/smooth_quant.hpp"
 #include "inferopt/quant/text_calibration.hpp"
 #include "inferopt/quant/trt_calibration_cache.hpp"
 #include "inferopt/runtime/inputs.hpp"
@@ -59,6 +60,27 @@ void pack_projections(ir::model& m) {
   pass_manager manager;
   manager.add_instrumentation(std::make_unique<verify_each>());
   (void)manager.run(p, m);
+}
+
+/// SmoothQuant on the calibration batches, before calibration sees the model; what it did is
+/// printed, and returned for the report.
+quant::smooth_quant_report smooth(ir::model& m, const quantize_cli_options& o, const quantize_inputs& in) {
+  if (in.calibration.empty()) throw error(errc::invalid_argument, "--smooth-quant needs calibration batches (--calib-dir, --calib-text or --calib-random)");
+  quant::smooth_quant_report r = quant::smooth_quant(m, in.calibration, quant::smooth_quant_options{.alpha = o.smooth_quant});
+  const auto folded = std::count_if(r.smoothed.begin(), r.smoothed.end(), [](const auto& a) { return a.folded_into_norm; });
+  std::cout << "SmoothQuant (alpha " << o.smooth_quant << "): " << r.smoothed.size() << " activations smoothed (" << folded
+            << " folded into LayerNorm, " << r.smoothed.size() - folded << " through a Mul)\n";
+  std::vector<const quant::smoothed_activation*> worst;
+  for (const auto& a : r.smoothed) worst.push_back(&a);
+  std::sort(worst.begin(), worst.end(), [](auto* a, auto* b) { return a->outlier_ratio_before > b->outlier_ratio_before; });
+  std::cout << "  largest channel / median channel, before -> after:";
+  for (std::size_t k = 0; k < worst.size() && k < 4; ++k) {
+    std::cout << " " << worst[k]->value << " " << std::setprecision(3) << worst[k]->outlier_ratio_before << " -> "
+              << worst[k]->outlier_ratio_after;
+  }
+  std::cout << std::defaultfloat << "\n";
+  for (const std::string& line : r.skipped) std::cout << "  not smoothed: " << line << "\n";
+  return r;
 }
 
 /// The checks that need no model, and a probe of every file to write, before time is spent.
@@ -180,8 +202,17 @@ void print_error(const quantize_cli_options& o, const quant::quantize_result& r,
   std::cout << std::defaultfloat << "\n";
 }
 
+nlohmann::json smoothing_json(const quant::smooth_quant_report& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const quant::smoothed_activation& a : s.smoothed) {
+    out.push_back({{"tensor", a.value}, {"layers", a.layers}, {"folded_into_norm", a.folded_into_norm},
+                   {"outlier_ratio_before", a.outlier_ratio_before}, {"outlier_ratio_after", a.outlier_ratio_after}});
+  }
+  return out;
+}
+
 nlohmann::json report_json(const quantize_cli_options& o, const quant::quantize_result& r, std::size_t batches,
-                           quant::fallback_metric metric) {
+                           quant::fallback_metric metric, const quant::smooth_quant_report& smoothed) {
   nlohmann::json sqnr = nlohmann::json::array();
   for (const auto& t : r.error.tensors) {
     sqnr.push_back({{"tensor", t.name}, {"node", t.producer}, {"op", t.producer_op},
@@ -201,12 +232,13 @@ nlohmann::json report_json(const quantize_cli_options& o, const quant::quantize_
           {"samples", r.error.samples},
           {"output_cosine", r.error.output_cosine},
           {"fallback_metric", std::string(quant::to_string(metric))},
+          {"smooth_quant", smoothing_json(smoothed)},
           {"sqnr", sqnr}};
 }
 
 /// The TensorRT cache, the range table and the report, each when asked for.
 void write_extras(const quantize_cli_options& o, const quant::quantize_result& r, quant::activation_scheme scheme,
-                  std::size_t batches, quant::fallback_metric metric) {
+                  std::size_t batches, quant::fallback_metric metric, const quant::smooth_quant_report& smoothed) {
   if (!o.trt_cache.empty()) {
     quant::write_trt_calibration_cache(r.ranges, o.trt_cache);
     std::cout << "wrote " << o.trt_cache << " (TensorRT calibration cache, " << r.ranges.size() << " tensors)\n";
@@ -215,7 +247,7 @@ void write_extras(const quantize_cli_options& o, const quant::quantize_result& r
     quant::write_range_json(r.ranges, scheme, o.ranges);
     std::cout << "wrote " << o.ranges << " (" << r.ranges.size() << " tensor ranges)\n";
   }
-  if (!o.report.empty()) write_report(o.report, report_json(o, r, batches, metric));
+  if (!o.report.empty()) write_report(o.report, report_json(o, r, batches, metric, smoothed));
 }
 
 int run_quantize(const quantize_cli_options& o) {
@@ -227,6 +259,7 @@ int run_quantize(const quantize_cli_options& o) {
   if (o.op_types.empty() && quant::has_attention(m)) pack_projections(m);
   const runtime::session probe(m, runtime::session_options{.threads = 1});
   const quantize_inputs in = read_quantize_inputs(o, probe);
+  const quant::smooth_quant_report smoothed = o.smooth_quant >= 0.0 ? smooth(m, o, in) : quant::smooth_quant_report{};
   const quant::quantize_options options = library_options(o, in, m);
   if (o.op_types.empty() && !options.qdq.op_types.empty()) {
     std::cout << "attention model: quantizing MatMul and Gemm only (--op-types overrides)\n";
@@ -239,13 +272,14 @@ int run_quantize(const quantize_cli_options& o) {
   print_qdq(r.qdq, options.qdq.weights == quant::weight_granularity::per_channel);
   print_error(o, r, options.fallback.metric);
   save_and_announce(m, o.output);
-  write_extras(o, r, options.qdq.activations, in.calibration.size(), options.fallback.metric);
+  write_extras(o, r, options.qdq.activations, in.calibration.size(), options.fallback.metric, smoothed);
   return 0;
 }
 
 void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
   add_model_and_output(sub, o.input, o.output, "Input float ONNX model", "Output QDQ model");
   sub.add_option("--mode", o.mode, "static (calibrated QDQ, default) or dynamic (int8 weights, activations quantized at run time)");
+  sub.add_option("--smooth-quant", o.smooth_quant, "SmoothQuant: move activation outliers into the weights first, migration strength ALPHA in [0, 1] (0.5 typical)");
   sub.add_option("--calib-dir", o.calib_dir, "Calibration batches: test-data subfolders or one .pb per batch");
   sub.add_option("--calib-random", o.calib_random, "Calibrate on N seeded random batches");
   sub.add_option("--calib-text", o.calib_text, "Calibrate a text encoder on these sentences, one per line (needs --tokenizer)");

@@ -40,6 +40,7 @@ struct quantize_cli_options {
   int level = 2;
   int threads = 0;
   std::string mode = "static";
+  double smooth_quant = -1.0;  // SmoothQuant alpha; negative: off
 };
 
 /// -O<level> on the float model first (at most 2).

@@ -21,7 +21,8 @@ void check_dynamic_arguments(const quantize_cli_options& o) {
   refuse_overwrite(o.input, o.output);
   for (const auto& [flag, given] : {std::pair{"--trt-cache", !o.trt_cache.empty()}, std::pair{"--ranges", !o.ranges.empty()},
                                     std::pair{"--save-state", !o.save_state.empty()},
-                                    std::pair{"--merge-state", !o.merge_states.empty()}}) {
+                                    std::pair{"--merge-state", !o.merge_states.empty()},
+                                    std::pair{"--smooth-quant", o.smooth_quant >= 0.0}}) {
     if (given) throw error(errc::invalid_argument, std::string(flag) + " needs a calibration: it goes with --mode static");
   }
   if (o.calib_text.empty() != o.tokenizer.empty()) throw error(errc::invalid_argument, "--calib-text and --tokenizer go together");
