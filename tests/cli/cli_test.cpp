@@ -600,6 +600,28 @@ TEST_CASE("quantize --mode dynamic needs no calibration and measures on sentence
                     [](const onnx::NodeProto& n) { return n.op_type() == "MatMulInteger"; }));
 }
 
+TEST_CASE("quantize --smooth-quant reports the smoothed activations, and --op-types narrows what is quantized", "[cli][quantize]") {
+  scratch dir("quantize_smooth");
+  const fs::path model = fs::path(INFEROPT_SOURCE_DIR) / "tests/models/corpus/vit_ts.onnx", report = dir / "report.json";
+  process_result r = run_cli({"quantize", model.string(), "-o", (dir / "q.onnx").string(), "--calib-random", "4", "--smooth-quant",
+                              "0.5", "--report", report.string(), "--no-fallback"});
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("SmoothQuant (alpha 0.5)") && Contains("attention model: quantizing MatMul and Gemm only"));
+  const json j = json::parse(read_bytes(report));
+  REQUIRE(j["smooth_quant"].size() > 0);
+  CHECK(j["smooth_quant"][0]["outlier_ratio_after"].get<double>() <= j["smooth_quant"][0]["outlier_ratio_before"].get<double>());
+  process_result only_gemm = run_cli({"quantize", model.string(), "-o", (dir / "g.onnx").string(), "--calib-random", "2",
+                                      "--op-types", "Gemm", "--report", report.string(), "--no-fallback"});
+  REQUIRE(only_gemm.exit_code == 0);
+  CHECK_THAT(only_gemm.out, !Contains("attention model"));
+  const json g = json::parse(read_bytes(report));
+  CHECK(g["nodes_quantized"].get<int>() < j["nodes_quantized"].get<int>());
+  process_result bad = run_cli({"quantize", model.string(), "-o", (dir / "b.onnx").string(), "--calib-random", "2", "--smooth-quant", "2"});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("alpha must be in [0, 1]"));
+}
+
 TEST_CASE("quantize refuses calibration outputs in dynamic mode and an unknown mode", "[cli][quantize]") {
   scratch dir("quantize_dynamic_refusals");
   const fs::path model = fs::path(INFEROPT_SOURCE_DIR) / "tests/models/corpus/minilm_ts.onnx";

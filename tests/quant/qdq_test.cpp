@@ -567,3 +567,28 @@ TEST_CASE("quantize_qdq refuses opsets without QuantizeLinear", "[quant][qdq]") 
   REQUIRE(e);
   CHECK(e->code() == errc::unsupported);
 }
+
+TEST_CASE("has_attention tells an attention model from a CNN and an MLP", "[quant][qdq]") {
+  ir::model attention = ir::make_model("attention");
+  {
+    ir::graph_builder b(attention.graph(), 1);
+    ir::value* q = b.input("q", ir::data_type::float32, ir::shape{2, 4, 8});
+    ir::value* k = b.input("k", ir::data_type::float32, ir::shape{2, 8, 4});
+    ir::value* scores = b.mul(b.matmul(q, k), b.constant("scale", {}, {0.35f}));
+    std::vector<ir::attribute> axis;
+    axis.push_back(ir::attribute::make_int("axis", -1));
+    b.output(b.op("Softmax", {scores}, std::move(axis)));
+  }
+  CHECK(quant::has_attention(attention));
+  ir::model mlp = ir::make_model("mlp");
+  {
+    ir::graph_builder b(mlp.graph(), 2);
+    ir::value* x = b.input("x", ir::data_type::float32, ir::shape{2, 8});
+    std::vector<ir::attribute> axis;
+    axis.push_back(ir::attribute::make_int("axis", -1));
+    b.output(b.op("Softmax", {b.matmul(x, b.random_constant("W", {8, 4}, 0.5f))}, std::move(axis)));  // a classifier head
+  }
+  CHECK_FALSE(quant::has_attention(mlp));
+  CHECK_FALSE(quant::has_attention(test::small_cnn()));
+  CHECK(quant::transformer_op_types() == std::vector<std::string>{"MatMul", "Gemm"});
+}
