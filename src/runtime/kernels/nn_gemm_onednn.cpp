@@ -60,34 +60,36 @@ bool integer_gemm_exact() noexcept {
   return exact;
 }
 
-}  // namespace
-
-bool onednn_integer_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint8_t* a,
-                         std::uint8_t a_zero, const std::int8_t* b, std::int8_t b_zero, std::int32_t* c,
-                                       int threads) noexcept {
+/// C = (A - a_zero)(B - b_zero) on `gemm` (oneDNN's u8s8s32 or s8s8s32), row-major, dense.
+template <class A, class Gemm>
+bool integer_product(Gemm gemm, std::int64_t m, std::int64_t n, std::int64_t k, const A* a, A a_zero, const std::int8_t* b,
+                     std::int8_t b_zero, std::int32_t* c, int threads) noexcept {
   if (!onednn_enabled() || !integer_gemm_exact()) return false;
   const omp_team_for_call team(threads);
   const std::int32_t no_offset = 0;
-  return dnnl_gemm_u8s8s32('N', 'N', 'F', m, n, k, 1.0f, a, k, a_zero, b, n, b_zero, 0.0f, c, n, &no_offset) == dnnl_success;
+  return gemm('N', 'N', 'F', m, n, k, 1.0f, a, k, a_zero, b, n, b_zero, 0.0f, c, n, &no_offset) == dnnl_success;
 }
 
-bool onednn_integer_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::int8_t* a,
-                                      std::int8_t a_zero, const std::int8_t* b, std::int8_t b_zero, std::int32_t* c,
-                                      int threads) noexcept {
-  if (!onednn_enabled() || !integer_gemm_exact()) return false;
-  const omp_team_for_call team(threads);
-  const std::int32_t no_offset = 0;
-  return dnnl_gemm_s8s8s32('N', 'N', 'F', m, n, k, 1.0f, a, k, a_zero, b, n, b_zero, 0.0f, c, n, &no_offset) == dnnl_success;
+}  // namespace
+
+bool onednn_integer_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::uint8_t* a, std::uint8_t a_zero,
+                         const std::int8_t* b, std::int8_t b_zero, std::int32_t* c, int threads) noexcept {
+  return integer_product(dnnl_gemm_u8s8s32, m, n, k, a, a_zero, b, b_zero, c, threads);
+}
+
+bool onednn_integer_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::int8_t* a, std::int8_t a_zero,
+                         const std::int8_t* b, std::int8_t b_zero, std::int32_t* c, int threads) noexcept {
+  return integer_product(dnnl_gemm_s8s8s32, m, n, k, a, a_zero, b, b_zero, c, threads);
 }
 
 const char* onednn_gemm_backend() noexcept { return onednn_enabled() ? "onednn" : nullptr; }
 #else
-bool onednn_integer_gemm(std::int64_t, std::int64_t, std::int64_t, const std::uint8_t*, std::uint8_t,
-                                       const std::int8_t*, std::int8_t, std::int32_t*, int) noexcept {
+bool onednn_integer_gemm(std::int64_t, std::int64_t, std::int64_t, const std::uint8_t*, std::uint8_t, const std::int8_t*,
+                         std::int8_t, std::int32_t*, int) noexcept {
   return false;
 }
-bool onednn_integer_gemm(std::int64_t, std::int64_t, std::int64_t, const std::int8_t*, std::int8_t,
-                                      const std::int8_t*, std::int8_t, std::int32_t*, int) noexcept {
+bool onednn_integer_gemm(std::int64_t, std::int64_t, std::int64_t, const std::int8_t*, std::int8_t, const std::int8_t*,
+                         std::int8_t, std::int32_t*, int) noexcept {
   return false;
 }
 bool onednn_gemm(const gemm_args<float>&, int) noexcept { return false; }
