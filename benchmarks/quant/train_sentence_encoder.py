@@ -14,7 +14,7 @@
 - Export: TorchScript exporter, opset 17, eval mode; inputs input_ids and attention_mask
   ([batch, sequence], both dynamic), outputs sentence_embedding [batch, hidden] (first, so it
   is what quantize's cosine judges) and last_hidden_state.
-- Writes OUT/encoder.onnx, OUT/tokenizer.json, OUT/calib.txt, OUT/eval.txt and
+- Writes OUT/encoder.onnx (and the trained weights, OUT/encoder.pt), OUT/tokenizer.json, OUT/calib.txt, OUT/eval.txt and
   OUT/eval_paraphrase.txt (a second corruption of each evaluation sentence, unseen in training).
 
 Needs torch, transformers, tokenizers and onnx; not a project or CI dependency. The weights
@@ -146,15 +146,24 @@ def main():
         if step % 50 == 0 or step == args.steps - 1:
             print(f"step {step}: loss {loss.item():.3f} ({time.perf_counter() - start:.0f} s)", flush=True)
 
-    bert.eval()
+    torch.save(bert.state_dict(), args.out / "encoder.pt")  # what training cost, kept whatever export does
 
     class Encoder(torch.nn.Module):
+        """Mean-pooled BertModel, the module the exporter traces (bert is a submodule, so its
+        weights become initializers)."""
+
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
         def forward(self, input_ids, attention_mask):
-            return embed(input_ids, attention_mask)
+            h = self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            m = attention_mask.unsqueeze(-1).to(h.dtype)
+            return (h * m).sum(1) / m.sum(1).clamp(min=1.0), h
 
     ids, mask = batch_of(evaluation[:2])
     with torch.no_grad():
-        torch.onnx.export(Encoder().eval(), (ids, mask), str(args.out / "encoder.onnx"), dynamo=False, opset_version=17,
+        torch.onnx.export(Encoder(bert).eval(), (ids, mask), str(args.out / "encoder.onnx"), dynamo=False, opset_version=17,
                           input_names=["input_ids", "attention_mask"], output_names=["sentence_embedding", "last_hidden_state"],
                           dynamic_axes={"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
                                         "sentence_embedding": {0: "batch"}, "last_hidden_state": {0: "batch", 1: "sequence"}})
