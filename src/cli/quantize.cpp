@@ -39,28 +39,26 @@ std::string read_binary(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-/// -O<level> on the float model first: BatchNormalization folded into Conv and Relu kept
-/// next to its producer are what QDQ placement and int8 kernels expect.
-}  // namespace
-
-void prepare_float_model(ir::model& m, int level) {
-  if (level <= 0) return;
-  pipeline p = level_pipeline(std::min(level, 2), builtin_registry());
+/// Runs `p` on `m`, each pass verified.
+void run_verified(ir::model& m, pipeline p) {
   pass_manager manager;
   manager.add_instrumentation(std::make_unique<verify_each>());
   (void)manager.run(p, m);
+}
+
+}  // namespace
+
+/// -O<level> on the float model first: BatchNormalization folded into Conv and Relu kept
+/// next to its producer are what QDQ placement and int8 kernels expect.
+void prepare_float_model(ir::model& m, int level) {
+  if (level > 0) run_verified(m, level_pipeline(std::min(level, 2), builtin_registry()));
 }
 
 namespace {
 
 /// Attention's Q, K and V projections as one product (merge-parallel-matmuls): onnxruntime
 /// runs a QDQ product in int8 only when its activation's QuantizeLinear has one reader.
-void pack_projections(ir::model& m) {
-  pipeline p = parse_pipeline("merge-parallel-matmuls", builtin_registry());
-  pass_manager manager;
-  manager.add_instrumentation(std::make_unique<verify_each>());
-  (void)manager.run(p, m);
-}
+void pack_projections(ir::model& m) { run_verified(m, parse_pipeline("merge-parallel-matmuls", builtin_registry())); }
 
 /// SmoothQuant on the calibration batches, before calibration sees the model; what it did is
 /// printed, and returned for the report.

@@ -88,6 +88,13 @@ quantization_error measure_quantization_error(const ir::model& float_model, cons
     const std::vector<float> x = r->second.to_float(), y = t.to_float();
     accumulator& a = sums[std::string(name)];
     for (std::size_t k = 0; k < x.size(); ++k) {
+      // A non-finite value both models hold (a -inf attention mask) is no signal and no
+      // noise (it made the SQNR NaN, inf - inf); where they differ, it is all noise.
+      if (!std::isfinite(x[k])) {
+        const bool same = x[k] == y[k] || (std::isnan(x[k]) && std::isnan(y[k]));
+        if (!same) a.noise = std::numeric_limits<double>::infinity();
+        continue;
+      }
       a.signal += static_cast<double>(x[k]) * x[k];
       a.noise += (static_cast<double>(x[k]) - y[k]) * (static_cast<double>(x[k]) - y[k]);
     }
