@@ -16,7 +16,7 @@ among all evaluation sentences (top-1 accuracy and mean reciprocal rank, cosine 
 for float and every INT8 variant.
 
   python benchmarks/quant/transformer_int8.py --cli build/bin/inferopt MODEL.onnx [--seq 128]
-      [--threads 1 2] [--rounds 4] [--iters 6] [--calib-text FILE --tokenizer T.json]
+      [--threads 1 2] [--rounds 4] [--iters 6] [--calib-text FILE --tokenizer T.json | --calib-random N]
       [--eval-text FILE --eval-paraphrase FILE]
 """
 import argparse
@@ -146,6 +146,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--iters", type=int, default=6)
     ap.add_argument("--calib-text")
+    ap.add_argument("--calib-random", type=int, help="static INT8 calibrated on N random inputs (images)")
     ap.add_argument("--tokenizer")
     ap.add_argument("--eval-text")
     ap.add_argument("--eval-paraphrase")
@@ -160,11 +161,13 @@ def main():
     subprocess.run([args.cli, "quantize", args.model, "-o", paths["inferopt dynamic"], "--mode", "dynamic"],
                    check=True, stdout=subprocess.DEVNULL)
     print(f"inferopt dynamic: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    if args.calib_text:
+    if args.calib_text or args.calib_random:
         t0 = time.perf_counter()
         paths["inferopt static"] = work / "inferopt_static.onnx"
-        subprocess.run([args.cli, "quantize", args.model, "-o", paths["inferopt static"], "--calib-text", args.calib_text,
-                        "--tokenizer", args.tokenizer, "--seq-len", str(args.seq)], check=True, stdout=subprocess.DEVNULL)
+        calibration = (["--calib-text", args.calib_text, "--tokenizer", args.tokenizer, "--seq-len", str(args.seq)]
+                       if args.calib_text else ["--calib-random", str(args.calib_random)])
+        subprocess.run([args.cli, "quantize", args.model, "-o", paths["inferopt static"], *calibration], check=True,
+                       stdout=subprocess.DEVNULL)
         print(f"inferopt static: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     from onnxruntime.quantization import QuantType, quantize_dynamic
     t0 = time.perf_counter()

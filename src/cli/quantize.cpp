@@ -253,7 +253,7 @@ int run_quantize(const quantize_cli_options& o) {
   if (o.mode != "static") throw error(errc::invalid_argument, "--mode must be static or dynamic, got '" + o.mode + "'");
   check_arguments(o);
   ir::model m = load_checked(o.input);
-  prepare_float_model(m, o.level);
+  prepare_float_model(m, o.level < 0 ? 2 : o.level);
   if (o.op_types.empty() && quant::has_attention(m)) pack_projections(m);
   const runtime::session probe(m, runtime::session_options{.threads = 1});
   const quantize_inputs in = read_quantize_inputs(o, probe);
@@ -302,7 +302,8 @@ void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
   sub.add_flag("--no-fallback", o.no_fallback, "Keep every quantizable node quantized");
   sub.add_option("--metric", o.metric, "Fallback budget: top1, cosine or auto (cosine for outputs without classes; default)");
   sub.add_option("--min-cosine", o.min_cosine, "Cosine budget: mean output cosine with float (default 0.99)");
-  sub.add_option("-O", o.level, "Optimize the float model first at this level, 0..2 (default 2)")->check(CLI::Range(0, 2));
+  sub.add_option("-O", o.level, "Optimize the float model first at this level, 0..2 (default 2 static, 0 dynamic)")
+      ->check(CLI::Range(0, 2));
   sub.add_option("--threads", o.threads, "Calibration threads (default: all cores)");
 }
 

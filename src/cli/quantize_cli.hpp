@@ -37,7 +37,7 @@ struct quantize_cli_options {
   double min_cosine = 0.99;
   std::string metric = "auto";
   bool no_fallback = false;
-  int level = 2;
+  int level = -1;  // -O; -1: the mode's default (static 2, dynamic 0)
   int threads = 0;
   std::string mode = "static";
   double smooth_quant = -1.0;  // SmoothQuant alpha; negative: off

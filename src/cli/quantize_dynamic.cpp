@@ -75,7 +75,9 @@ nlohmann::json dynamic_report_json(const quantize_cli_options& o, const quant::d
 int run_quantize_dynamic(const quantize_cli_options& o) {
   check_dynamic_arguments(o);
   ir::model m = load_checked(o.input);
-  prepare_float_model(m, o.level);
+  // The model as given by default: dynamic INT8 needs no folding, and on our trained
+  // MiniLM-sized encoder -O2 first cost onnxruntime 17% (2.00x -> 1.67x over float).
+  prepare_float_model(m, o.level < 0 ? 0 : o.level);
   const runtime::session probe(m, runtime::session_options{.threads = 1});
   const std::vector<runtime::tensor_map> batches = measuring_batches(o, probe);
   const ir::model float_model = m.clone();
