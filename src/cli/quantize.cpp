@@ -141,7 +141,9 @@ quant::fallback_metric metric_of(const quantize_cli_options& o, const ir::model&
   return quant::default_fallback_metric(m);
 }
 
-quant::quantize_options library_options(const quantize_cli_options& o, const quantize_inputs& in, const ir::model& m) {
+/// `attention`: the model is an attention model and --op-types was not given.
+quant::quantize_options library_options(const quantize_cli_options& o, const quantize_inputs& in, const ir::model& m,
+                                        bool attention) {
   quant::quantize_options q;
   q.fallback.metric = metric_of(o, m);
   q.calibration.calibrator.method = quant::parse_calibration_method(o.method);
@@ -159,7 +161,7 @@ quant::quantize_options library_options(const quantize_cli_options& o, const qua
   q.qdq.weights = o.per_tensor ? quant::weight_granularity::per_tensor : quant::weight_granularity::per_channel;
   q.qdq.activations = scheme_of(o.activation);
   split_exclusions(o.exclude, q.qdq.exclude_op_types, q.qdq.exclude_nodes);
-  q.qdq.op_types = o.op_types.empty() && quant::has_attention(m) ? quant::transformer_op_types() : o.op_types;
+  q.qdq.op_types = attention ? quant::transformer_op_types() : o.op_types;
   q.fallback.min_top1_agreement = o.no_fallback ? 0.0 : o.min_agreement;
   q.fallback.min_output_cosine = o.no_fallback ? -1.0 : o.min_cosine;
   q.validation_batches = in.validation;
@@ -254,12 +256,13 @@ int run_quantize(const quantize_cli_options& o) {
   check_arguments(o);
   ir::model m = load_checked(o.input);
   prepare_float_model(m, o.level < 0 ? 2 : o.level);
-  if (o.op_types.empty() && quant::has_attention(m)) pack_projections(m);
+  const bool attention = o.op_types.empty() && quant::has_attention(m);
+  if (attention) pack_projections(m);
   const runtime::session probe(m, runtime::session_options{.threads = 1});
   const quantize_inputs in = read_quantize_inputs(o, probe);
   const quant::smooth_quant_report smoothed = o.smooth_quant >= 0.0 ? smooth(m, o, in) : quant::smooth_quant_report{};
-  const quant::quantize_options options = library_options(o, in, m);
-  if (o.op_types.empty() && !options.qdq.op_types.empty()) {
+  const quant::quantize_options options = library_options(o, in, m, attention);
+  if (attention) {
     std::cout << "attention model: quantizing MatMul and Gemm only (--op-types overrides)\n";
   }
   if (!in.calibration.empty()) {

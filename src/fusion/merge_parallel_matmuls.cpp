@@ -1,5 +1,6 @@
 #include "inferopt/fusion/merge_parallel_matmuls.hpp"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -16,15 +17,20 @@ const ir::tensor* own_weight(const ir::node& n, const pass_context& ctx) {
   return t && t->dtype == ir::data_type::float32 && t->dims.size() == 2 ? t : nullptr;
 }
 
-/// The MatMuls reading each value as input 0 that could join a group, in graph order.
-std::map<const ir::value*, std::vector<ir::node*>> candidates(ir::graph& g, const pass_context& ctx) {
-  std::map<const ir::value*, std::vector<ir::node*>> by_input;
+/// The MatMuls that could join a group, one list per value they read as input 0, the lists in
+/// graph order of their first reader (so that the names merging makes do not depend on
+/// addresses).
+std::vector<std::vector<ir::node*>> candidates(ir::graph& g, const pass_context& ctx) {
+  std::vector<std::vector<ir::node*>> groups;
+  std::map<const ir::value*, std::size_t> index;
   for (ir::node* n : g.node_list()) {
     if (!n->is("MatMul") || n->inputs().size() != 2 || !n->input(0) || !n->output(0) || n->output(0)->is_graph_output()) continue;
     if (ctx.is_constant(*n->input(0)) || !own_weight(*n, ctx)) continue;
-    by_input[n->input(0)].push_back(n);
+    auto [it, added] = index.try_emplace(n->input(0), groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(n);
   }
-  return by_input;
+  return groups;
 }
 
 /// [W_0 | W_1 | ...] of the group's [K, N_i] weights.
@@ -82,16 +88,14 @@ void merge(ir::graph& g, const std::vector<ir::node*>& group, const pass_context
 bool merge_parallel_matmuls::run(ir::graph& g, pass_context& ctx) {
   if (ctx.onnx_opset() < 13) return false;
   std::int64_t merged = 0;
-  for (auto& [x, readers] : candidates(g, ctx)) {
-    // One group per reduction length K (a value read as [.., K] has one K; kept for safety).
-    std::map<std::int64_t, std::vector<ir::node*>> by_k;
-    for (ir::node* n : readers) by_k[own_weight(*n, ctx)->dims[0]].push_back(n);
-    for (auto& [k, group] : by_k) {
-      if (group.size() < 2) continue;
-      merge(g, group, ctx);
-      ctx.count("matmuls-merged", static_cast<std::int64_t>(group.size()));
-      ++merged;
-    }
+  for (const std::vector<ir::node*>& group : candidates(g, ctx)) {
+    // A valid model gives every reader of one activation the same K; a malformed one is left.
+    const std::int64_t k = own_weight(*group[0], ctx)->dims[0];
+    const bool one_k = std::all_of(group.begin(), group.end(), [&](const ir::node* n) { return own_weight(*n, ctx)->dims[0] == k; });
+    if (group.size() < 2 || !one_k) continue;
+    merge(g, group, ctx);
+    ctx.count("matmuls-merged", static_cast<std::int64_t>(group.size()));
+    ++merged;
   }
   ctx.rewrote(merged);
   return merged > 0;

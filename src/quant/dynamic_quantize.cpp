@@ -24,13 +24,6 @@ struct linear_plan {
   ir::value* bias = nullptr;  // Gemm's C, added after the rescale
 };
 
-bool excluded(const ir::node& n, const dynamic_options& o) {
-  const auto has = [](const std::vector<std::string>& list, const std::string& s) {
-    return std::find(list.begin(), list.end(), s) != list.end();
-  };
-  return has(o.exclude_nodes, n.name()) || has(o.exclude_op_types, n.op_type());
-}
-
 /// Why `n` cannot be quantized dynamically, or empty (and `p` filled).
 std::string plan_linear(ir::node& n, std::int64_t ir_version, linear_plan& p) {
   ir::value* x = n.input(0);
@@ -77,8 +70,7 @@ struct weight_constants {
 };
 
 weight_constants add_weight(ir::graph& g, const int8_weight& q) {
-  const std::vector<std::int64_t> scale_dims =
-      q.axis == detail::per_tensor_axis ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{static_cast<std::int64_t>(q.scales.size())};
+  const std::vector<std::int64_t> scale_dims = q.scale_dims();
   const std::string& base = q.weight->name();
   return {add_constant<std::int8_t>(g, base + "_quantized", q.dims, q.values),
           add_constant<float>(g, base + "_scale", scale_dims, q.scales),
@@ -160,7 +152,7 @@ dynamic_report quantize_dynamic(ir::model& m, const dynamic_options& options) {
   std::vector<linear_plan> plans;
   for (ir::node* n : g.node_list()) {
     if (!n->is("MatMul") && !n->is("Gemm")) continue;
-    if (excluded(*n, options)) {
+    if (detail::excluded(*n, options.exclude_nodes, options.exclude_op_types)) {
       report.skipped.push_back(n->describe() + ": excluded");
       continue;
     }

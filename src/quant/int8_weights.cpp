@@ -53,6 +53,11 @@ int8_weight quantize_int8_weight(ir::value* w, const std::vector<double>& values
   return e;
 }
 
+bool excluded(const ir::node& n, const std::vector<std::string>& nodes, const std::vector<std::string>& op_types) {
+  return std::find(nodes.begin(), nodes.end(), n.name()) != nodes.end() ||
+         std::find(op_types.begin(), op_types.end(), n.op_type()) != op_types.end();
+}
+
 void erase_unread_initializers(ir::graph& g, const std::vector<ir::value*>& replaced) {
   for (ir::value* v : replaced) {
     if (!v->is_dead() && v->is_initializer() && !v->is_graph_input() && !v->is_graph_output() && !v->has_uses()) {

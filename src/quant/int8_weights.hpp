@@ -20,11 +20,19 @@ struct int8_weight {
   std::vector<std::int64_t> dims;
   std::vector<std::int8_t> values;
   std::vector<float> scales;
+
+  /// The dims of the scale and zero-point tensors: [] per tensor, [channels] per axis.
+  [[nodiscard]] std::vector<std::int64_t> scale_dims() const {
+    return axis == per_tensor_axis ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{static_cast<std::int64_t>(scales.size())};
+  }
 };
 
 /// Symmetric int8 over [-127, 127] of the initializer `w`, whose values are `values`.
 /// @throws error(errc::invalid_model) when a value is NaN or infinite.
 [[nodiscard]] int8_weight quantize_int8_weight(ir::value* w, const std::vector<double>& values, std::int64_t axis);
+
+/// Whether `n` is named in `nodes` or its op type is in `op_types` (the quantizers' exclusions).
+[[nodiscard]] bool excluded(const ir::node& n, const std::vector<std::string>& nodes, const std::vector<std::string>& op_types);
 
 /// A new initializer of `g` named after `base` (made unique).
 template <class T>

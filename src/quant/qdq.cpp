@@ -45,10 +45,7 @@ struct planner {
   bool per_channel;
 
   [[nodiscard]] bool excluded(const ir::node& n) const {
-    const auto has = [](const std::vector<std::string>& list, const std::string& s) {
-      return std::find(list.begin(), list.end(), s) != list.end();
-    };
-    return has(options.exclude_nodes, n.name()) || has(options.exclude_op_types, n.op_type());
+    return detail::excluded(n, options.exclude_nodes, options.exclude_op_types);
   }
 
   /// Why activation `v` cannot be quantized, or empty.
@@ -435,8 +432,7 @@ void insert_activation_pairs(ir::graph& g, activation_table& acts, const std::se
 /// The DequantizeLinear of an int8 weight, added before `front`.
 ir::value* dequantized_weight(ir::graph& g, const int8_weight& we, ir::node* front) {
   const std::string& base = we.weight->name();
-  const std::vector<std::int64_t> scale_dims =
-      we.axis == per_tensor ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{static_cast<std::int64_t>(we.scales.size())};
+  const std::vector<std::int64_t> scale_dims = we.scale_dims();
   ir::value* q = add_constant<std::int8_t>(g, base + "_quantized", we.dims, we.values);
   ir::value* scale = add_constant<float>(g, base + "_scale", scale_dims, we.scales);
   ir::value* zero = add_constant<std::int8_t>(g, base + "_zero_point", scale_dims, std::vector<std::int8_t>(we.scales.size(), 0));

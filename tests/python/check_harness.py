@@ -88,6 +88,24 @@ def run_checks(checks):
     return 1 if failed else 0
 
 
+def transformer_feed(path, rng, sequence=12):
+    """A feed for every input of the model at `path`: token ids in [1, vocabulary) (the first
+    dim of its smallest 2-D initializer of at least 100 rows: the embedding table), masks of
+    ones, N(0, 1) values for real inputs; symbolic dims become batch 1 and `sequence`."""
+    import onnx
+
+    model = onnx.load(str(path))
+    vocab = min((i.dims[0] for i in model.graph.initializer if len(i.dims) == 2 and i.dims[0] >= 100), default=100)
+    feed = {}
+    for i in ort_session(path).get_inputs():
+        shape = [d if isinstance(d, int) else (1 if k == 0 else sequence) for k, d in enumerate(i.shape)]
+        if "int" in i.type:
+            feed[i.name] = np.ones(shape, np.int64) if "mask" in i.name else rng.integers(1, vocab, shape, dtype=np.int64)
+        else:
+            feed[i.name] = rng.standard_normal(shape).astype(np.float32)
+    return feed
+
+
 def with_trained_biases(src, dst, seed=5):
     """Writes `src` to `dst` with every all-zero float32 vector initializer (the biases of an
     untrained export, which optimizers drop) filled with seeded N(0, 0.1) values, as a trained

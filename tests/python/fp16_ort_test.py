@@ -42,7 +42,7 @@ import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
 
-from check_harness import Skip, run_checks
+from check_harness import Skip, run_checks, transformer_feed
 
 MIN_AGREEMENT = 0.999
 MAX_RELATIVE_DIFF = 0.02  # float16 keeps 11 bits; a dozen layers stay well inside 2%
@@ -161,20 +161,6 @@ CORPUS = Path(__file__).resolve().parents[1] / "models" / "corpus"
 TRANSFORMERS = ["bert_ts", "bert_dynamo", "minilm_ts", "minilm_dynamo", "vit_ts", "vit_dynamo"]
 
 
-def transformer_feed(path, seed=3):
-    m = onnx.load(str(path))
-    vocab = min((i.dims[0] for i in m.graph.initializer if len(i.dims) == 2 and i.dims[0] >= 100), default=100)
-    rng = np.random.default_rng(seed)
-    feed = {}
-    for i in session(path).get_inputs():
-        shape = [d if isinstance(d, int) else (1 if k == 0 else 12) for k, d in enumerate(i.shape)]
-        if "int" in i.type:
-            feed[i.name] = np.ones(shape, np.int64) if "mask" in i.name else rng.integers(1, vocab, shape, dtype=np.int64)
-        else:
-            feed[i.name] = rng.standard_normal(shape).astype(np.float32)
-    return feed
-
-
 def with_outliers(src, dst, target_std=300.0):
     """`src` with its token embedding table (or ViT's patch Conv) rescaled to std `target_std`."""
     m = onnx.load(str(src))
@@ -199,7 +185,7 @@ def check_transformers(cli, work):
                 with_outliers(model, path)
             out = work / f"{path.stem}_fp16.onnx"
             to_fp16(cli, path, out)
-            feed = transformer_feed(path)
+            feed = transformer_feed(path, np.random.default_rng(3))
             a, b = session(path).run(None, feed)[0], session(out).run(None, feed)[0]
             assert np.all(np.isfinite(b)), f"{name} ({variant}): non-finite float16 outputs"
             rel = relative_diff(b, a)

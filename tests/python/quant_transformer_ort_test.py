@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_harness import Skip, cosine, ort_session, read_tensor, run_checks, run_cli  # noqa: E402
+from check_harness import Skip, cosine, ort_session, read_tensor, run_checks, run_cli, transformer_feed  # noqa: E402
 
 MODELS = ["bert_ts", "bert_dynamo", "minilm_ts", "minilm_dynamo", "vit_ts", "vit_dynamo"]
 INTEGER_KERNELS = {"DynamicQuantizeMatMul", "MatMulIntegerToFloat", "QLinearMatMul", "QGemm", "QAttention",
@@ -71,25 +71,8 @@ def optimized_ops(path, work):
 
 
 def feeds(path, seed=0, count=3):
-    """Random token ids within the embedding table, masks of ones, or N(0,1) images."""
-    import onnx
-
-    model = onnx.load(str(path))
-    vocab = min((i.dims[0] for i in model.graph.initializer if len(i.dims) == 2 and i.dims[0] >= 100), default=100)
-    s = ort_session(path)
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(count):
-        f = {}
-        for i in s.get_inputs():
-            shape = [d if isinstance(d, int) else (1 if k == 0 else 12) for k, d in enumerate(i.shape)]
-            if "int" in i.type:
-                f[i.name] = (np.ones(shape, np.int64) if "mask" in i.name else
-                             rng.integers(1, vocab, shape, dtype=np.int64))
-            else:
-                f[i.name] = rng.standard_normal(shape).astype(np.float32)
-        out.append(f)
-    return out
+    return [transformer_feed(path, rng) for _ in range(count)]
 
 
 def write_feed(feed, folder):
