@@ -54,6 +54,8 @@ void prepare_float_model(ir::model& m, int level) {
   if (level > 0) run_verified(m, level_pipeline(std::min(level, 2), builtin_registry()));
 }
 
+void finish_for_onnxruntime(ir::model& m) { run_verified(m, parse_pipeline("residual-sum-before-norm", builtin_registry())); }
+
 namespace {
 
 /// Attention's Q, K and V projections as one product (merge-parallel-matmuls): onnxruntime
@@ -272,6 +274,7 @@ int run_quantize(const quantize_cli_options& o) {
   if (!r.opset_conversion.empty()) std::cout << r.opset_conversion << "\n";
   print_qdq(r.qdq, options.qdq.weights == quant::weight_granularity::per_channel);
   print_error(o, r, options.fallback.metric);
+  finish_for_onnxruntime(m);
   save_and_announce(m, o.output);
   write_extras(o, r, options.qdq.activations, in.calibration.size(), options.fallback.metric, smoothed);
   return 0;
@@ -291,6 +294,8 @@ void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
   sub.add_option("--percentile", o.percentile, "Percentile kept by --method percentile (default 99.99)");
   sub.add_flag("--per-channel", [&o](std::int64_t) { o.per_tensor = false; }, "Per-channel weight scales (default)");
   sub.add_flag("--per-tensor", o.per_tensor, "One scale per weight tensor");
+  sub.add_flag("--full-range", o.full_range,
+               "Dynamic mode: weights on the full int8 grid (default 7-bit, which CPUs without VNNI need to avoid saturation)");
   sub.add_option("--activation", o.activation, "s8 (int8 symmetric, default) or u8 (uint8 asymmetric)");
   sub.add_option("--op-types", o.op_types, "Op types to quantize (default: all the quantizer knows; MatMul,Gemm for attention models)")
       ->delimiter(',');

@@ -41,10 +41,16 @@ struct quantize_cli_options {
   int threads = 0;
   std::string mode = "static";
   double smooth_quant = -1.0;  // SmoothQuant alpha; negative: off
+  bool full_range = false;     // dynamic: 8-bit weights instead of the 7-bit default
 };
 
 /// -O<level> on the float model first (at most 2).
 void prepare_float_model(ir::model& m, int level);
+
+/// The last step before writing: residual sums read by a LayerNormalization become Sum
+/// (residual-sum-before-norm), so onnxruntime on CPU keeps its faster Add + LayerNormalization
+/// kernels instead of forming SkipLayerNormalization.
+void finish_for_onnxruntime(ir::model& m);
 
 /// The batches and saved states the options name, read before calibration starts.
 struct quantize_inputs {

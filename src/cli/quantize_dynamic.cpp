@@ -84,6 +84,7 @@ int run_quantize_dynamic(const quantize_cli_options& o) {
 
   quant::dynamic_options d;
   d.weights = o.per_tensor ? quant::weight_granularity::per_tensor : quant::weight_granularity::per_channel;
+  d.reduce_range = !o.full_range;
   split_exclusions(o.exclude, d.exclude_op_types, d.exclude_nodes);
   for (const char* op : {"MatMul", "Gemm"}) {  // --op-types narrows the two it knows
     if (!o.op_types.empty() && std::find(o.op_types.begin(), o.op_types.end(), op) == o.op_types.end()) d.exclude_op_types.push_back(op);
@@ -102,6 +103,7 @@ int run_quantize_dynamic(const quantize_cli_options& o) {
               << err->cosine_samples << " sample(s))\n"
               << std::defaultfloat;
   }
+  finish_for_onnxruntime(m);
   save_and_announce(m, o.output);
   if (!o.report.empty()) write_report(o.report, dynamic_report_json(o, r, err ? &*err : nullptr));
   return 0;

@@ -11,7 +11,7 @@ namespace inferopt::quant::detail {
 
 /// -128 is left out so that negating stays in range and the grid is symmetric around zero,
 /// as TensorRT requires of weights.
-int8_weight quantize_int8_weight(ir::value* w, const std::vector<double>& values, std::int64_t axis) {
+int8_weight quantize_int8_weight(ir::value* w, const std::vector<double>& values, std::int64_t axis, int largest_code) {
   // NaN or infinity has no int8 code; a weight holding one is a broken model, not ours to round.
   if (!std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); })) {
     throw error(errc::invalid_model, "weight '" + w->name() + "' holds NaN or infinity and cannot be quantized");
@@ -39,14 +39,15 @@ int8_weight quantize_int8_weight(ir::value* w, const std::vector<double>& values
       for (std::int64_t i = 0; i < inner; ++i) m = std::max(m, std::abs(values[at(o, c, i)]));
     }
   }
-  for (double m : amax) e.scales.push_back(symmetric_int8_scale(tensor_range{-m, m}));
+  const double widen = 127.0 / largest_code;  // a reduced grid: the same scale rule over fewer codes
+  for (double m : amax) e.scales.push_back(static_cast<float>(symmetric_int8_scale(tensor_range{-m, m}) * widen));
   e.values.resize(values.size());
   for (std::int64_t o = 0; o < outer; ++o) {
     for (std::int64_t c = 0; c < channels; ++c) {
       const double s = e.scales[static_cast<std::size_t>(c)];
       for (std::int64_t i = 0; i < inner; ++i) {
         const std::size_t k = at(o, c, i);
-        e.values[k] = static_cast<std::int8_t>(std::clamp(std::nearbyint(values[k] / s), -127.0, 127.0));
+        e.values[k] = static_cast<std::int8_t>(std::clamp(std::nearbyint(values[k] / s), -double(largest_code), double(largest_code)));
       }
     }
   }

@@ -27,9 +27,11 @@ struct int8_weight {
   }
 };
 
-/// Symmetric int8 over [-127, 127] of the initializer `w`, whose values are `values`.
+/// Symmetric int8 over [-largest_code, largest_code] of the initializer `w`, whose values are
+/// `values` (127: the full grid; 63: the reduced range of `dynamic_options::reduce_range`).
 /// @throws error(errc::invalid_model) when a value is NaN or infinite.
-[[nodiscard]] int8_weight quantize_int8_weight(ir::value* w, const std::vector<double>& values, std::int64_t axis);
+[[nodiscard]] int8_weight quantize_int8_weight(ir::value* w, const std::vector<double>& values, std::int64_t axis,
+                                               int largest_code = 127);
 
 /// Whether `n` is named in `nodes` or its op type is in `op_types` (the quantizers' exclusions).
 [[nodiscard]] bool excluded(const ir::node& n, const std::vector<std::string>& nodes, const std::vector<std::string>& op_types);

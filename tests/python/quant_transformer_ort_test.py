@@ -17,6 +17,9 @@ For the corpus's BERT, MiniLM and ViT exports (both exporters):
   attention's Q, K and V projections reading one LayerNorm output pass only because quantize
   packs them into one product first (merge-parallel-matmuls). The same cosine and executor
   checks.
+- both: onnxruntime forms no SkipLayerNormalization (its CPU kernel is slower than its Add and
+  LayerNormalization, so quantize writes the residual sum a norm reads as Sum) and keeps every
+  LayerNormalization written.
 """
 import argparse
 import collections
@@ -104,14 +107,25 @@ def check_numbers(cli, reference, quantized, work):
     return mean
 
 
+def check_norms_kept(written, ops):
+    assert not ops["SkipLayerNormalization"], f"onnxruntime formed {ops['SkipLayerNormalization']} SkipLayerNormalization"
+    assert ops["LayerNormalization"] == written["LayerNormalization"], (
+        f"{written['LayerNormalization']} LayerNormalization written, {ops['LayerNormalization']} run")
+
+
+def written_ops(path):
+    import onnx
+
+    return collections.Counter(n.op_type for n in onnx.load(str(path)).graph.node)
+
+
 def dynamic_check(cli, model, work):
     def check():
         out = work / f"{model.stem}.dynamic.onnx"
         run_cli(cli, ["quantize", model, "-o", out, "--mode", "dynamic"])
-        import onnx
-
-        written = collections.Counter(n.op_type for n in onnx.load(str(out)).graph.node)
+        written = written_ops(out)
         ops, _ = optimized_ops(out, work)
+        check_norms_kept(written, ops)
         assert written["MatMulInteger"] > 0, "nothing was quantized"
         # One activation read by one layer: DynamicQuantizeMatMul; read by several (Q, K, V):
         # one shared DynamicQuantizeLinear and a MatMulIntegerToFloat each.
@@ -135,6 +149,7 @@ def static_check(cli, model, tokenizer, work):
             calibration = ["--calib-text", text, "--tokenizer", tokenizer, "--seq-len", "12"]
         run_cli(cli, ["quantize", model, "-o", out, *calibration])
         ops, weight_dq = optimized_ops(out, work)
+        check_norms_kept(written_ops(out), ops)
         kernels = {k: v for k, v in ops.items() if k in INTEGER_KERNELS}
         assert kernels, f"onnxruntime runs no integer kernel: {dict(ops)}"
         shared = sum(1 for _, behind_shared_q in weight_dq if behind_shared_q)

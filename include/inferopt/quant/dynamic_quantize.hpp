@@ -28,6 +28,12 @@ struct dynamic_options {
   weight_granularity weights = weight_granularity::per_channel;
   std::vector<std::string> exclude_nodes;     ///< node names left in float
   std::vector<std::string> exclude_op_types;  ///< `MatMul` or `Gemm`: left in float
+  /// 7-bit weights (codes -63..63). x86 CPUs without VNNI multiply the uint8 activations by
+  /// int8 weights with VPMADDUBSW, whose int16 sum of two products saturates past 32767
+  /// (onnxruntime's DynamicQuantizeMatMul there: ViT-B's output cosine 0.978 with the full
+  /// grid); 2 x 255 x 63 stays below. PyTorch's fbgemm and onnxruntime's reduce_range do the
+  /// same. Off: the full grid, for VNNI-only or exact-int32 runtimes.
+  bool reduce_range = true;
 };
 
 /// What `quantize_dynamic` did.
