@@ -3,6 +3,7 @@
 // back to float where top-1 agreement would drop under the budget.
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "quantize_cli.hpp"
 #include "inferopt/builtin.hpp"
 #include "inferopt/core/atomic_file.hpp"
+#include "inferopt/core/cpu_features.hpp"
 #include "inferopt/pass.hpp"
 #include "inferopt/quant/quantize_model.hpp"
 #include "inferopt/quant/range_json.hpp"
@@ -52,6 +54,27 @@ void run_verified(ir::model& m, pipeline p) {
 /// next to its producer are what QDQ placement and int8 kernels expect.
 void prepare_float_model(ir::model& m, int level) {
   if (level > 0) run_verified(m, level_pipeline(std::min(level, 2), builtin_registry()));
+}
+
+int weight_bits_of(const std::string& flag) {
+  if (flag == "auto") return quant::weight_bits_for(cpu_features_of_this_machine());
+  int bits = 0;
+  const auto [end, ec] = std::from_chars(flag.data(), flag.data() + flag.size(), bits);
+  if (ec != std::errc{} || end != flag.data() + flag.size() || bits < 2 || bits > 8) {
+    throw error(errc::invalid_argument, "--weight-bits must be auto or 2..8, got '" + flag + "'");
+  }
+  return bits;
+}
+
+void print_weight_bits(int bits, const std::string& flag) {
+  std::cout << "weights: " << bits << "-bit";
+  if (flag == "auto" && bits == quant::reduced_weight_bits) {
+    std::cout << " (this CPU has no VNNI: onnxruntime's int8 kernels here would saturate 8-bit products;"
+                 " --weight-bits 8 for a VNNI target)";
+  } else if (flag == "auto") {
+    std::cout << " (--weight-bits 7 for an x86 target without VNNI)";
+  }
+  std::cout << "\n";
 }
 
 void finish_for_onnxruntime(ir::model& m) { run_verified(m, parse_pipeline("residual-sum-before-norm", builtin_registry())); }
@@ -227,6 +250,7 @@ nlohmann::json report_json(const quantize_cli_options& o, const quant::quantize_
           {"nodes_quantized", r.qdq.nodes_quantized},
           {"activations_quantized", r.qdq.activations_quantized},
           {"weights_quantized", r.qdq.weights_quantized},
+          {"weight_bits", r.qdq.weight_bits},
           {"biases_quantized", r.qdq.biases_quantized},
           {"left_in_float", r.qdq.skipped},
           {"fallback_nodes", r.fallback_nodes},
@@ -256,6 +280,7 @@ int run_quantize(const quantize_cli_options& o) {
   if (o.mode == "dynamic") return run_quantize_dynamic(o);
   if (o.mode != "static") throw error(errc::invalid_argument, "--mode must be static or dynamic, got '" + o.mode + "'");
   check_arguments(o);
+  const int weight_bits = weight_bits_of(o.weight_bits);
   ir::model m = load_checked(o.input);
   prepare_float_model(m, o.level < 0 ? 2 : o.level);
   const bool attention = o.op_types.empty() && quant::has_attention(m);
@@ -263,7 +288,9 @@ int run_quantize(const quantize_cli_options& o) {
   const runtime::session probe(m, runtime::session_options{.threads = 1});
   const quantize_inputs in = read_quantize_inputs(o, probe);
   const quant::smooth_quant_report smoothed = o.smooth_quant >= 0.0 ? smooth(m, o, in) : quant::smooth_quant_report{};
-  const quant::quantize_options options = library_options(o, in, m, attention);
+  quant::quantize_options options = library_options(o, in, m, attention);
+  options.qdq.weight_bits = weight_bits;
+  print_weight_bits(weight_bits, o.weight_bits);
   if (attention) {
     std::cout << "attention model: quantizing MatMul and Gemm only (--op-types overrides)\n";
   }
@@ -294,8 +321,8 @@ void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
   sub.add_option("--percentile", o.percentile, "Percentile kept by --method percentile (default 99.99)");
   sub.add_flag("--per-channel", [&o](std::int64_t) { o.per_tensor = false; }, "Per-channel weight scales (default)");
   sub.add_flag("--per-tensor", o.per_tensor, "One scale per weight tensor");
-  sub.add_flag("--full-range", o.full_range,
-               "Dynamic mode: weights on the full int8 grid (default 7-bit, which CPUs without VNNI need to avoid saturation)");
+  sub.add_option("--weight-bits", o.weight_bits,
+                 "auto (default: 7 on x86 CPUs without VNNI, whose int8 kernels saturate 8-bit products; else 8), or 2..8");
   sub.add_option("--activation", o.activation, "s8 (int8 symmetric, default) or u8 (uint8 asymmetric)");
   sub.add_option("--op-types", o.op_types, "Op types to quantize (default: all the quantizer knows; MatMul,Gemm for attention models)")
       ->delimiter(',');

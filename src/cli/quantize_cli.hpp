@@ -41,8 +41,16 @@ struct quantize_cli_options {
   int threads = 0;
   std::string mode = "static";
   double smooth_quant = -1.0;  // SmoothQuant alpha; negative: off
-  bool full_range = false;     // dynamic: 8-bit weights instead of the 7-bit default
+  std::string weight_bits = "auto";
 };
+
+/// --weight-bits: `auto` gives what onnxruntime's int8 kernels need on the CPU running
+/// inferopt (quant::weight_bits_for), else the number given.
+/// @throws error(errc::invalid_argument) for anything but auto or 2..8.
+[[nodiscard]] int weight_bits_of(const std::string& flag);
+
+/// The line saying which weight bits `flag` chose, and the flag that chooses otherwise.
+void print_weight_bits(int bits, const std::string& flag);
 
 /// -O<level> on the float model first (at most 2).
 void prepare_float_model(ir::model& m, int level);

@@ -61,6 +61,7 @@ nlohmann::json dynamic_report_json(const quantize_cli_options& o, const quant::d
                    {"nodes_quantized", r.nodes_quantized},
                    {"activations_quantized", r.activations_quantized},
                    {"weights_quantized", r.weights_quantized},
+                   {"weight_bits", r.weight_bits},
                    {"left_in_float", r.skipped}};
   if (err) {
     j["top1_agreement"] = err->top1_agreement;
@@ -74,6 +75,7 @@ nlohmann::json dynamic_report_json(const quantize_cli_options& o, const quant::d
 
 int run_quantize_dynamic(const quantize_cli_options& o) {
   check_dynamic_arguments(o);
+  const int weight_bits = weight_bits_of(o.weight_bits);
   ir::model m = load_checked(o.input);
   // The model as given by default: dynamic INT8 needs no folding, and on our trained
   // MiniLM-sized encoder -O2 first cost onnxruntime 17% (2.00x -> 1.67x over float).
@@ -84,7 +86,8 @@ int run_quantize_dynamic(const quantize_cli_options& o) {
 
   quant::dynamic_options d;
   d.weights = o.per_tensor ? quant::weight_granularity::per_tensor : quant::weight_granularity::per_channel;
-  d.reduce_range = !o.full_range;
+  d.weight_bits = weight_bits;
+  print_weight_bits(weight_bits, o.weight_bits);
   split_exclusions(o.exclude, d.exclude_op_types, d.exclude_nodes);
   for (const char* op : {"MatMul", "Gemm"}) {  // --op-types narrows the two it knows
     if (!o.op_types.empty() && std::find(o.op_types.begin(), o.op_types.end(), op) == o.op_types.end()) d.exclude_op_types.push_back(op);

@@ -45,10 +45,10 @@ std::string plan_linear(ir::node& n, std::int64_t ir_version, linear_plan& p) {
 }
 
 /// The int8 weight as [K, N] with its column scales; transposed from [N, K] when asked.
-int8_weight quantized_kn(ir::value* w, std::int64_t ir_version, bool transposed, bool per_channel, bool reduce_range) {
+int8_weight quantized_kn(ir::value* w, std::int64_t ir_version, bool transposed, bool per_channel, int largest_code) {
   const std::int64_t column_axis = transposed ? 0 : 1;
   int8_weight q = detail::quantize_int8_weight(w, *ir::constant_floats(w, ir_version),
-                                                per_channel ? column_axis : detail::per_tensor_axis, reduce_range ? 63 : 127);
+                                                per_channel ? column_axis : detail::per_tensor_axis, largest_code);
   if (!transposed) return q;
   const std::int64_t n = q.dims[0];
   const std::int64_t k = q.dims[1];
@@ -144,6 +144,8 @@ ir::model* editable(ir::model& m, ir::model& raised, dynamic_report& report) {
 
 dynamic_report quantize_dynamic(ir::model& m, const dynamic_options& options) {
   dynamic_report report;
+  const int largest_code = largest_weight_code(options.weight_bits);
+  report.weight_bits = options.weight_bits;
   ir::model raised;
   ir::model* target = editable(m, raised, report);
   ir::graph& g = target->graph();
@@ -170,7 +172,7 @@ dynamic_report quantize_dynamic(ir::model& m, const dynamic_options& options) {
   std::map<std::pair<const ir::value*, bool>, int8_weight> weights;
   for (const linear_plan& p : plans) {
     ir::value* w = p.node->input(1);
-    if (!weights.contains({w, p.transposed})) weights.emplace(std::pair{w, p.transposed}, quantized_kn(w, ir_version, p.transposed, per_channel, options.reduce_range));
+    if (!weights.contains({w, p.transposed})) weights.emplace(std::pair{w, p.transposed}, quantized_kn(w, ir_version, p.transposed, per_channel, largest_code));
   }
 
   if (target == &raised) {

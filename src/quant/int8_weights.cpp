@@ -39,8 +39,7 @@ int8_weight quantize_int8_weight(ir::value* w, const std::vector<double>& values
       for (std::int64_t i = 0; i < inner; ++i) m = std::max(m, std::abs(values[at(o, c, i)]));
     }
   }
-  const double widen = 127.0 / largest_code;  // a reduced grid: the same scale rule over fewer codes
-  for (double m : amax) e.scales.push_back(static_cast<float>(symmetric_int8_scale(tensor_range{-m, m}) * widen));
+  for (double m : amax) e.scales.push_back(symmetric_int8_scale(tensor_range{-m, m}, largest_code));
   e.values.resize(values.size());
   for (std::int64_t o = 0; o < outer; ++o) {
     for (std::int64_t c = 0; c < channels; ++c) {

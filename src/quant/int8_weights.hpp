@@ -28,7 +28,7 @@ struct int8_weight {
 };
 
 /// Symmetric int8 over [-largest_code, largest_code] of the initializer `w`, whose values are
-/// `values` (127: the full grid; 63: the reduced range of `dynamic_options::reduce_range`).
+/// `values` (127 for 8-bit weights, 63 for 7-bit: largest_weight_code).
 /// @throws error(errc::invalid_model) when a value is NaN or infinite.
 [[nodiscard]] int8_weight quantize_int8_weight(ir::value* w, const std::vector<double>& values, std::int64_t axis,
                                                int largest_code = 127);

@@ -373,7 +373,8 @@ constant_plan constants_of(const std::vector<node_plan>& plans, const activation
     if (!p.weight_input) continue;
     ir::value* w = p.node->input(*p.weight_input);
     auto [it, added] = weight_index.try_emplace({w, p.weight_axis}, weights.size());
-    if (added) weights.push_back(detail::quantize_int8_weight(w, *ir::constant_floats(w, pl.ir_version), p.weight_axis));
+    if (added) weights.push_back(detail::quantize_int8_weight(w, *ir::constant_floats(w, pl.ir_version), p.weight_axis,
+                                                                 largest_weight_code(pl.options.weight_bits)));
     weight_of[k] = it->second;
     if (!p.bias_input) continue;
     std::string why;
@@ -511,6 +512,8 @@ bool has_attention(const ir::model& m) {
 
 qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_options& options) {
   qdq_report report;
+  (void)largest_weight_code(options.weight_bits);  // refuses bad bits before anything is edited
+  report.weight_bits = options.weight_bits;
   const std::int64_t opset = m.opset("").value_or(0);
   if (opset < 10) {
     throw error(errc::unsupported, "quantize-qdq: QuantizeLinear needs opset 10 or later, the model imports opset " +

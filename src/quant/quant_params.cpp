@@ -33,9 +33,9 @@ std::string_view to_string(activation_scheme s) noexcept {
   return "unknown";
 }
 
-float symmetric_int8_scale(const tensor_range& r) {
+float symmetric_int8_scale(const tensor_range& r, int largest_code) {
   check_range(r);
-  return positive_scale(std::max(std::abs(r.min), std::abs(r.max)) / 127.0);
+  return positive_scale(std::max(std::abs(r.min), std::abs(r.max)) / largest_code);
 }
 
 quant_params activation_params(const tensor_range& r, activation_scheme scheme) {

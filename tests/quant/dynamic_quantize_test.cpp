@@ -107,6 +107,29 @@ TEST_CASE("dynamic quantization stores per-column int8 weights with zero points 
   }
 }
 
+TEST_CASE("dynamic quantization with 7-bit weights uses codes -63..63, the largest of each column 63",
+          "[quant][dynamic]") {
+  const ir::model reference = linear_layers();
+  ir::model m = reference.clone();
+  const quant::dynamic_report r = quant::quantize_dynamic(m, quant::dynamic_options{.weight_bits = 7});
+  CHECK(r.weight_bits == 7);
+  for (const ir::node* n : m.graph().nodes()) {
+    if (!n->is("MatMulInteger")) continue;
+    const ir::tensor* w = n->input(1)->initializer();
+    REQUIRE(w);
+    const auto codes = w->values<std::int8_t>();
+    const std::int64_t columns = w->dims[1];
+    for (std::int64_t c = 0; c < columns; ++c) {
+      int largest = 0;
+      for (std::size_t k = static_cast<std::size_t>(c); k < codes.size(); k += static_cast<std::size_t>(columns)) {
+        largest = std::max(largest, std::abs(int(codes[k])));
+      }
+      CHECK(largest == 63);
+    }
+  }
+  CHECK(worst_relative_error(reference, m, 2) < 0.03);
+}
+
 TEST_CASE("dynamic quantization per tensor keeps one weight scale", "[quant][dynamic]") {
   const ir::model reference = linear_layers();
   ir::model m = reference.clone();

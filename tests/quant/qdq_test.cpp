@@ -295,7 +295,11 @@ TEST_CASE("quantize_qdq gives every reader of a shared bias its own DequantizeLi
   CHECK(relative_error(p) < 0.05);
 }
 
-TEST_CASE("quantize_qdq per-channel weight scales are max |w| / 127 per output channel", "[quant][qdq]") {
+TEST_CASE("quantize_qdq per-channel weight scales are max |w| over the largest code per output channel, 8 and 7 bits",
+          "[quant][qdq]") {
+  const int bits = GENERATE(8, 7);
+  CAPTURE(bits);
+  const double largest_code = bits == 8 ? 127.0 : 63.0;
   const ir::model m = small_cnn();
   const quant::range_table ranges = observe_ranges(m);
   const ir::node* conv = first_op(m.graph(), "Conv");
@@ -304,7 +308,8 @@ TEST_CASE("quantize_qdq per-channel weight scales are max |w| / 127 per output c
   const std::int64_t channels = conv->input(1)->initializer()->dims[0];
   const auto per_channel = static_cast<std::int64_t>(w.size()) / channels;
 
-  auto [q, r] = quantized(m, ranges);
+  auto [q, r] = quantized(m, ranges, quant::qdq_options{.weight_bits = bits});
+  CHECK(r.weight_bits == bits);
   ir::node* qconv = first_op(q.graph(), "Conv");
   const std::vector<std::int8_t> wq = dq_constant(qconv->input(1), 0).values<std::int8_t>();
   const std::vector<float> ws = dq_constant(qconv->input(1), 1).values<float>();
@@ -321,11 +326,12 @@ TEST_CASE("quantize_qdq per-channel weight scales are max |w| / 127 per output c
     CAPTURE(c);
     double amax = 0.0;
     for (std::int64_t i = 0; i < per_channel; ++i) amax = std::max(amax, std::abs(double(w[c * per_channel + i])));
-    const float expected = static_cast<float>(amax / 127.0);
+    const float expected = static_cast<float>(amax / largest_code);
     CHECK(ws[c] == expected);
     for (std::int64_t i = 0; i < per_channel; ++i) {
       const auto k = static_cast<std::size_t>(c * per_channel + i);
       CHECK(wq[k] == static_cast<std::int8_t>(std::nearbyint(double(w[k]) / double(expected))));
+      CHECK(std::abs(int(wq[k])) <= largest_code);
     }
     // int32 bias: scale s_x * s_w exactly as float, value rounded once.
     const float expected_bias_scale = static_cast<float>(double(sx) * double(expected));
@@ -566,6 +572,15 @@ TEST_CASE("quantize_qdq refuses opsets without QuantizeLinear", "[quant][qdq]") 
   const auto e = test::error_from([&] { (void)quant::quantize_qdq(m, observe_ranges(m)); });
   REQUIRE(e);
   CHECK(e->code() == errc::unsupported);
+}
+
+TEST_CASE("quantize_qdq refuses weight bits outside 2..8 and leaves the model as it was", "[quant][qdq]") {
+  ir::model m = small_cnn();
+  const std::size_t nodes = m.graph().node_list().size();
+  const auto e = test::error_from([&] { (void)quant::quantize_qdq(m, observe_ranges(m), quant::qdq_options{.weight_bits = 9}); });
+  REQUIRE(e);
+  CHECK(e->code() == errc::invalid_argument);
+  CHECK(m.graph().node_list().size() == nodes);
 }
 
 TEST_CASE("has_attention tells an attention model from a CNN and an MLP", "[quant][qdq]") {

@@ -16,6 +16,8 @@ struct cpu_features {
   bool avx512dq = false;
   bool avx512bw = false;
   bool avx512vl = false;
+  bool avx512vnni = false;  ///< u8 x s8 dot products into int32 (vpdpbusd), 512-bit
+  bool avxvnni = false;     ///< the same, VEX-encoded (Alder Lake, Zen 5)
 
   /// What our AVX2 builds are compiled for: AVX2 and FMA.
   [[nodiscard]] constexpr bool has_avx2_fma() const noexcept { return avx2 && fma; }
@@ -23,6 +25,8 @@ struct cpu_features {
   [[nodiscard]] constexpr bool has_avx512_skx() const noexcept {
     return avx512f && avx512dq && avx512bw && avx512vl && fma;
   }
+  /// Whether u8 x s8 products sum into int32 directly (either VNNI encoding).
+  [[nodiscard]] constexpr bool has_vnni() const noexcept { return avx512vnni || avxvnni; }
 };
 
 /// Asks the CPU now. Prefer `cpu_features_of_this_machine`, which asks once.
@@ -37,6 +41,8 @@ struct cpu_features {
   f.avx512dq = __builtin_cpu_supports("avx512dq");
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512vl = __builtin_cpu_supports("avx512vl");
+  f.avx512vnni = __builtin_cpu_supports("avx512vnni");
+  f.avxvnni = __builtin_cpu_supports("avxvnni");
 #endif
   return f;
 }

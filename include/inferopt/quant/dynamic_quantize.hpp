@@ -28,12 +28,9 @@ struct dynamic_options {
   weight_granularity weights = weight_granularity::per_channel;
   std::vector<std::string> exclude_nodes;     ///< node names left in float
   std::vector<std::string> exclude_op_types;  ///< `MatMul` or `Gemm`: left in float
-  /// 7-bit weights (codes -63..63). x86 CPUs without VNNI multiply the uint8 activations by
-  /// int8 weights with VPMADDUBSW, whose int16 sum of two products saturates past 32767
-  /// (onnxruntime's DynamicQuantizeMatMul there: ViT-B's output cosine 0.978 with the full
-  /// grid); 2 x 255 x 63 stays below. PyTorch's fbgemm and onnxruntime's reduce_range do the
-  /// same. Off: the full grid, for VNNI-only or exact-int32 runtimes.
-  bool reduce_range = true;
+  /// 7 for x86 CPUs without VNNI (weight_bits.hpp): with 8, onnxruntime's DynamicQuantizeMatMul
+  /// there saturated and ViT-B/16's output cosine with float fell to 0.978 (0.9998 with 7).
+  int weight_bits = full_weight_bits;
 };
 
 /// What `quantize_dynamic` did.
@@ -41,6 +38,7 @@ struct dynamic_report {
   std::int64_t nodes_quantized = 0;
   std::int64_t activations_quantized = 0;  ///< DynamicQuantizeLinear nodes added
   std::int64_t weights_quantized = 0;      ///< int8 weight initializers (shared weights once)
+  int weight_bits = full_weight_bits;      ///< the weights' bits (dynamic_options::weight_bits)
   std::int64_t opset = 0;                  ///< default-domain opset of the result
   bool opset_raised = false;               ///< converted to 13 (DynamicQuantizeLinear needs 11)
   /// One line per MatMul or Gemm left in float, with the reason.

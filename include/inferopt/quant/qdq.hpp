@@ -52,6 +52,7 @@
 #include "inferopt/ir/model.hpp"
 #include "inferopt/quant/quant_params.hpp"
 #include "inferopt/quant/tensor_range.hpp"
+#include "inferopt/quant/weight_bits.hpp"
 
 namespace inferopt::quant {
 
@@ -62,6 +63,9 @@ struct qdq_options {
   weight_granularity weights = weight_granularity::per_channel;
   activation_scheme activations = activation_scheme::int8_symmetric;
   bool quantize_bias = true;                   ///< false: biases stay float
+  /// Weight codes -(2^(bits-1) - 1)..2^(bits-1) - 1; 7 for x86 CPUs without VNNI
+  /// (weight_bits.hpp). The scale of a channel is max|w| over that largest code.
+  int weight_bits = full_weight_bits;
   /// true: AveragePool/GlobalAveragePool outputs reuse the input's scale (less accurate).
   bool average_pool_shares_scale = false;
   std::vector<std::string> exclude_nodes;      ///< node names left in float
@@ -86,6 +90,7 @@ struct qdq_report {
   std::int64_t activations_quantized = 0;  ///< Q/DQ pairs on activation tensors
   std::int64_t weights_quantized = 0;      ///< int8 weight initializers (shared weights once)
   std::int64_t biases_quantized = 0;       ///< int32 bias initializers
+  int weight_bits = full_weight_bits;      ///< the weights' bits (qdq_options::weight_bits)
   std::int64_t opset = 0;                  ///< default-domain opset of the result
   bool opset_raised = false;               ///< converted to 13 for per-channel weights
   bool per_tensor_fallback = false;        ///< per-channel asked, per-tensor used (opset < 13)

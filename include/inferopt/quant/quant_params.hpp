@@ -32,9 +32,9 @@ struct quant_params {
 /// @throws error(errc::invalid_argument) when the range is not finite or min > max.
 [[nodiscard]] quant_params activation_params(const tensor_range& r, activation_scheme scheme);
 
-/// The symmetric int8 scale max(|min|, |max|) / 127 as float (1 for an all-zero range), the
-/// scale TensorRT's calibration cache stores.
+/// The symmetric int8 scale max(|min|, |max|) / largest_code as float (1 for an all-zero
+/// range); with 127, the scale TensorRT's calibration cache stores (63: 7-bit weights).
 /// @throws error(errc::invalid_argument) when the range is not finite or min > max.
-[[nodiscard]] float symmetric_int8_scale(const tensor_range& r);
+[[nodiscard]] float symmetric_int8_scale(const tensor_range& r, int largest_code = 127);
 
 }  // namespace inferopt::quant
