@@ -172,7 +172,8 @@ dynamic_report quantize_dynamic(ir::model& m, const dynamic_options& options) {
   std::map<std::pair<const ir::value*, bool>, int8_weight> weights;
   for (const linear_plan& p : plans) {
     ir::value* w = p.node->input(1);
-    if (!weights.contains({w, p.transposed})) weights.emplace(std::pair{w, p.transposed}, quantized_kn(w, ir_version, p.transposed, per_channel, largest_code));
+    if (weights.contains({w, p.transposed})) continue;
+    weights.emplace(std::pair{w, p.transposed}, quantized_kn(w, ir_version, p.transposed, per_channel, largest_code));
   }
 
   if (target == &raised) {

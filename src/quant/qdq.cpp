@@ -43,6 +43,7 @@ struct planner {
   const qdq_options& options;
   std::int64_t ir_version;  // which initializers are constants (ir::is_constant)
   bool per_channel;
+  int largest_code;  // of the weights: largest_weight_code(options.weight_bits)
 
   [[nodiscard]] bool excluded(const ir::node& n) const {
     return detail::excluded(n, options.exclude_nodes, options.exclude_op_types);
@@ -373,8 +374,7 @@ constant_plan constants_of(const std::vector<node_plan>& plans, const activation
     if (!p.weight_input) continue;
     ir::value* w = p.node->input(*p.weight_input);
     auto [it, added] = weight_index.try_emplace({w, p.weight_axis}, weights.size());
-    if (added) weights.push_back(detail::quantize_int8_weight(w, *ir::constant_floats(w, pl.ir_version), p.weight_axis,
-                                                                 largest_weight_code(pl.options.weight_bits)));
+    if (added) weights.push_back(detail::quantize_int8_weight(w, *ir::constant_floats(w, pl.ir_version), p.weight_axis, pl.largest_code));
     weight_of[k] = it->second;
     if (!p.bias_input) continue;
     std::string why;
@@ -512,7 +512,7 @@ bool has_attention(const ir::model& m) {
 
 qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_options& options) {
   qdq_report report;
-  (void)largest_weight_code(options.weight_bits);  // refuses bad bits before anything is edited
+  const int largest_code = largest_weight_code(options.weight_bits);  // refuses bad bits before any edit
   report.weight_bits = options.weight_bits;
   const std::int64_t opset = m.opset("").value_or(0);
   if (opset < 10) {
@@ -539,7 +539,7 @@ qdq_report quantize_qdq(ir::model& m, const range_table& ranges, const qdq_optio
 
   // 1. Decide, node by node, with nothing edited.
   ir::graph& g = target->graph();
-  const planner pl{*target, ranges, options, target->ir_version, per_channel};
+  const planner pl{*target, ranges, options, target->ir_version, per_channel, largest_code};
   std::set<const ir::node*> excluded;
   const std::vector<node_plan> plans = plan_nodes(g, pl, excluded, report);
   if (plans.empty()) return report;
