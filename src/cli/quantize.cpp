@@ -277,6 +277,24 @@ void write_extras(const quantize_cli_options& o, const quant::quantize_result& r
   if (!o.report.empty()) write_report(o.report, report_json(o, r, batches, metric, smoothed));
 }
 
+/// Runs `step` on the calibration batches; where sentences ran at their own lengths and one did
+/// not fit the model (a position table shorter than the sentence), the error says how long they
+/// were and how to bound them.
+template <typename Step>
+auto with_length_hint(const quantize_cli_options& o, const quantize_inputs& in, Step step) {
+  try {
+    return step();
+  } catch (const error& e) {
+    if (o.calib_text.empty() || o.seq_len > 0 || (e.code() != errc::invalid_argument && e.code() != errc::invalid_model)) throw;
+    std::int64_t longest = 0;
+    for (const runtime::tensor_map& batch : in.calibration) {
+      for (const auto& [name, t] : batch) longest = std::max(longest, t.shape().back());
+    }
+    throw error(e.code(), std::string(e.what()) + " (calibration sentences run at their own lengths, up to " + std::to_string(longest) +
+                              " tokens here; --seq-len N truncates and pads them to N)");
+  }
+}
+
 int run_quantize(const quantize_cli_options& o) {
   if (o.mode == "dynamic") return run_quantize_dynamic(o);
   if (o.mode != "static") throw error(errc::invalid_argument, "--mode must be static or dynamic, got '" + o.mode + "'");
@@ -288,7 +306,8 @@ int run_quantize(const quantize_cli_options& o) {
   if (attention) pack_projections(m);
   const runtime::session probe(m, runtime::session_options{.threads = 1});
   const quantize_inputs in = read_quantize_inputs(o, probe);
-  const quant::smooth_quant_report smoothed = o.smooth_quant >= 0.0 ? smooth(m, o, in) : quant::smooth_quant_report{};
+  const quant::smooth_quant_report smoothed =
+      o.smooth_quant >= 0.0 ? with_length_hint(o, in, [&] { return smooth(m, o, in); }) : quant::smooth_quant_report{};
   quant::quantize_options options = library_options(o, in, m, attention);
   options.qdq.weight_bits = weight_bits;
   print_weight_bits(weight_bits, o.weight_bits);
@@ -298,7 +317,7 @@ int run_quantize(const quantize_cli_options& o) {
   if (!in.calibration.empty()) {
     std::cout << "calibrating on " << in.calibration.size() << " batch(es), method " << o.method << "\n";
   }
-  const quant::quantize_result r = quant::quantize_model(m, options);
+  const quant::quantize_result r = with_length_hint(o, in, [&] { return quant::quantize_model(m, options); });
   if (!r.opset_conversion.empty()) std::cout << r.opset_conversion << "\n";
   print_qdq(r.qdq, options.qdq.weights == quant::weight_granularity::per_channel);
   print_error(o, r, options.fallback.metric);
@@ -316,7 +335,7 @@ void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
   sub.add_option("--calib-random", o.calib_random, "Calibrate on N seeded random batches");
   sub.add_option("--calib-text", o.calib_text, "Calibrate a text encoder on these sentences, one per line (needs --tokenizer)");
   sub.add_option("--tokenizer", o.tokenizer, "A WordPiece tokenizer.json (Hugging Face) for --calib-text");
-  sub.add_option("--seq-len", o.seq_len, "Sequence length where the model's is symbolic (default: the tokenizer's, else 128)");
+  sub.add_option("--seq-len", o.seq_len, "Pad sentences to N tokens where the model's sequence length is symbolic (default: each to its own length)");
   sub.add_option("--seed", o.seed, "Seed for --calib-random (default 0)");
   sub.add_option("--method", o.method, "minmax | percentile | entropy | mse (default entropy)");
   sub.add_option("--percentile", o.percentile, "Percentile kept by --method percentile (default 99.99)");

@@ -1,5 +1,6 @@
 #include "inferopt/quant/text_calibration.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,9 @@
 namespace inferopt::quant {
 
 namespace {
+
+/// The truncation where neither the model, the caller nor the tokenizer gives one: BERT's positions.
+constexpr std::size_t unbounded_sentence_tokens = 512;
 
 enum class text_field { ids, mask, types };
 
@@ -40,34 +44,53 @@ runtime::tensor integer_tensor(ir::data_type type, std::int64_t batch, std::int6
   return runtime::tensor::from_values<std::int64_t>({batch, length}, values);
 }
 
+/// The inputs of one batch: every row padded to `seq` tokens, each field in its input's type.
+runtime::tensor_map batch_feeds(const runtime::session& s, const wordpiece_tokenizer& tokenizer, std::vector<encoding>& rows,
+                                std::size_t seq) {
+  std::vector<std::int64_t> ids, mask, types;
+  for (encoding& e : rows) {
+    tokenizer.pad(e, seq);
+    ids.insert(ids.end(), e.ids.begin(), e.ids.end());
+    mask.insert(mask.end(), e.attention_mask.begin(), e.attention_mask.end());
+    types.insert(types.end(), e.type_ids.begin(), e.type_ids.end());
+  }
+  const auto batch = static_cast<std::int64_t>(rows.size());
+  const auto length = static_cast<std::int64_t>(seq);
+  runtime::tensor_map feeds;
+  for (const runtime::io_info& input : s.inputs()) {
+    const text_field f = field_of(input);
+    feeds[input.name] = integer_tensor(input.type, batch, length, f == text_field::ids ? ids : (f == text_field::mask ? mask : types));
+  }
+  return feeds;
+}
+
 }  // namespace
 
 std::vector<runtime::tensor_map> text_calibration_batches(const runtime::session& s, std::span<const std::string> sentences,
                                                          const wordpiece_tokenizer& tokenizer, std::size_t length) {
   if (sentences.empty()) throw error(errc::invalid_argument, "no sentences to calibrate on");
-  std::int64_t batch = 1, seq = 0;
+  std::int64_t batch = 1, static_length = 0;
   for (const runtime::io_info& input : s.inputs()) {
     (void)field_of(input);
     const auto [b, l] = batch_and_length(input);
     if (b > 0) batch = b;
-    if (l > 0) seq = l;
+    if (l > 0) static_length = l;
   }
-  if (seq == 0) seq = static_cast<std::int64_t>(length > 0 ? length : (tokenizer.max_length() > 0 ? tokenizer.max_length() : 128));
+  // A fixed length pads every sentence to it; otherwise a batch is as long as its longest
+  // sentence, as at inference, so that padding does not swamp the ranges.
+  const std::size_t fixed = static_length > 0 ? static_cast<std::size_t>(static_length) : length;
+  const std::size_t longest = fixed > 0 ? fixed : (tokenizer.max_length() > 0 ? tokenizer.max_length() : unbounded_sentence_tokens);
   std::vector<runtime::tensor_map> batches;
   for (std::size_t first = 0; first < sentences.size(); first += static_cast<std::size_t>(batch)) {
-    std::vector<std::int64_t> ids, mask, types;
+    std::vector<encoding> rows;
+    std::size_t seq = fixed;
     for (std::int64_t k = 0; k < batch; ++k) {  // a static batch is filled round the list
-      const encoding e = tokenizer.encode(sentences[(first + static_cast<std::size_t>(k)) % sentences.size()], static_cast<std::size_t>(seq));
-      ids.insert(ids.end(), e.ids.begin(), e.ids.end());
-      mask.insert(mask.end(), e.attention_mask.begin(), e.attention_mask.end());
-      types.insert(types.end(), e.type_ids.begin(), e.type_ids.end());
+      const std::string& sentence = sentences[(first + static_cast<std::size_t>(k)) % sentences.size()];
+      rows.push_back(tokenizer.encode(sentence, fixed));
+      if (rows.back().ids.size() > longest) rows.back() = tokenizer.encode(sentence, longest);  // truncated
+      seq = std::max(seq, rows.back().ids.size());
     }
-    runtime::tensor_map feeds;
-    for (const runtime::io_info& input : s.inputs()) {
-      const text_field f = field_of(input);
-      feeds[input.name] = integer_tensor(input.type, batch, seq, f == text_field::ids ? ids : (f == text_field::mask ? mask : types));
-    }
-    batches.push_back(std::move(feeds));
+    batches.push_back(batch_feeds(s, tokenizer, rows, seq));
   }
   return batches;
 }

@@ -167,13 +167,16 @@ encoding wordpiece_tokenizer::encode(std::string_view text, std::size_t length) 
   e.ids.insert(e.ids.end(), after_.begin(), after_.end());
   e.attention_mask.assign(e.ids.size(), 1);
   e.type_ids.assign(e.ids.size(), type_id_);
-  if (length > e.ids.size()) {
-    const std::size_t pad = length - e.ids.size();
-    e.ids.insert(e.ids.end(), pad, pad_id_);
-    e.attention_mask.insert(e.attention_mask.end(), pad, 0);
-    e.type_ids.insert(e.type_ids.end(), pad, pad_type_id_);
-  }
+  pad(e, length);
   return e;
+}
+
+void wordpiece_tokenizer::pad(encoding& e, std::size_t length) const {
+  if (length <= e.ids.size()) return;
+  const std::size_t count = length - e.ids.size();
+  e.ids.insert(e.ids.end(), count, pad_id_);
+  e.attention_mask.insert(e.attention_mask.end(), count, 0);
+  e.type_ids.insert(e.type_ids.end(), count, pad_type_id_);
 }
 
 }  // namespace inferopt::quant

@@ -576,6 +576,27 @@ TEST_CASE("quantize calibrates a text encoder on sentences and judges it by outp
   CHECK_THAT(alone.err, Contains("--calib-text and --tokenizer go together"));
 }
 
+TEST_CASE("quantize runs sentences at their own lengths, and names --seq-len when one is longer than the model takes", "[cli][quantize]") {
+  scratch dir("quantize_text_length");
+  const fs::path source(INFEROPT_SOURCE_DIR);
+  const std::string model = (source / "tests/models/corpus/bert_dynamic_ts.onnx").string();  // 64 positions
+  const std::string tokenizer = (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string();
+  const fs::path sentences = dir / "sentences.txt", q = dir / "q.onnx";
+  std::string long_line;
+  for (int k = 0; k < 80; ++k) long_line += "fox ";
+  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\n" << long_line << "\n";
+  process_result too_long = run_cli({"quantize", model, "-o", q.string(), "--calib-text", sentences.string(), "--tokenizer", tokenizer});
+  CAPTURE(too_long.out, too_long.err);
+  CHECK(too_long.exit_code == 2);
+  CHECK_THAT(too_long.err, Contains("up to 82 tokens here") && Contains("--seq-len N truncates"));
+  CHECK_FALSE(fs::exists(q));
+  process_result bounded = run_cli({"quantize", model, "-o", q.string(), "--calib-text", sentences.string(), "--tokenizer", tokenizer,
+                                    "--seq-len", "48", "--no-fallback"});
+  CAPTURE(bounded.out, bounded.err);
+  CHECK(bounded.exit_code == 0);
+  CHECK(fs::exists(q));
+}
+
 TEST_CASE("quantize --mode dynamic needs no calibration and measures on sentences when given", "[cli][quantize]") {
   scratch dir("quantize_dynamic");
   const fs::path source(INFEROPT_SOURCE_DIR);

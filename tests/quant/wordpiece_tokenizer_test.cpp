@@ -79,6 +79,20 @@ TEST_CASE("text batches fill ids, mask and token types by input name and type", 
   const runtime::tensor& wrapped = batches[1].at("input_ids");
   CHECK(std::vector<std::int64_t>(wrapped.data<std::int64_t>() + 8, wrapped.data<std::int64_t>() + 16) == first_ids);
 
+  SECTION("without a length, a batch is as long as its longest sentence") {
+    const auto own = quant::text_calibration_batches(s, sentences, fixture());
+    const std::size_t fox = fixture().encode("the fox", 0).ids.size();
+    const std::size_t dog = fixture().encode("a lazy dog", 0).ids.size();
+    REQUIRE(dog > fox);
+    const runtime::tensor& padded = own[0].at("input_ids");
+    CHECK(padded.shape() == runtime::shape_t{2, static_cast<std::int64_t>(dog)});
+    CHECK(std::vector<std::int64_t>(padded.data<std::int64_t>(), padded.data<std::int64_t>() + dog) ==
+          fixture().encode("the fox", dog).ids);
+    const runtime::tensor& mask_of_fox = own[0].at("attention_mask");
+    CHECK(mask_of_fox.data<std::int32_t>()[fox - 1] == 1);
+    CHECK(mask_of_fox.data<std::int32_t>()[fox] == 0);
+  }
+
   SECTION("an input it cannot fill is named") {
     ir::model other = ir::make_model("image", 17);
     ir::graph_builder ob(other.graph());

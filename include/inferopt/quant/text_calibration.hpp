@@ -1,6 +1,7 @@
 #pragma once
 /// Calibration batches for a text encoder from sentences: each sentence tokenized
-/// (wordpiece_tokenizer.hpp) and padded to the model's sequence length, the ids, mask and
+/// (wordpiece_tokenizer.hpp) and padded to the model's sequence length (where it is symbolic,
+/// to a given length, else to the longest sentence of the batch), the ids, mask and
 /// token types put in the inputs named for them (`input_ids`, `attention_mask`,
 /// `token_type_ids`, as Hugging Face exports name them, or a name containing `ids`, `mask`,
 /// `type`/`segment`), in each input's integer type. A batch holds as many sentences as the
@@ -18,8 +19,8 @@
 
 namespace inferopt::quant {
 
-/// `length` is used where the sequence dim is symbolic (0: the tokenizer's max_length, else
-/// 128). Throws errc::invalid_argument for an input it cannot fill (naming it) or no sentences.
+/// `length` is used where the sequence dim is symbolic; 0 makes each batch as long as its
+/// longest sentence, truncated to the tokenizer's max_length (else 512). Throws errc::invalid_argument for an input it cannot fill (naming it) or no sentences.
 [[nodiscard]] std::vector<runtime::tensor_map> text_calibration_batches(const runtime::session& s,
                                                                        std::span<const std::string> sentences,
                                                                        const wordpiece_tokenizer& tokenizer,

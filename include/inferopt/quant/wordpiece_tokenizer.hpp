@@ -32,6 +32,9 @@ class wordpiece_tokenizer {
   /// exactly `length` (length 0: no truncation, no padding).
   [[nodiscard]] encoding encode(std::string_view text, std::size_t length) const;
 
+  /// Pads `e` with the file's pad token (mask 0) to `length` tokens; longer ones are left as they are.
+  void pad(encoding& e, std::size_t length) const;
+
   /// The length the file asks to truncate to (0: none).
   [[nodiscard]] std::size_t max_length() const noexcept { return max_length_; }
 
