@@ -8,7 +8,7 @@
     with real-sized random weights and N random calibration inputs (default 256);
 (b) onnxruntime CPU latency (ORT_ENABLE_ALL, same thread count) of our INT8 QDQ ResNet-50
     against its float model, and which QDQ groups ORT fused (op histogram of ORT's optimized
-    graph).
+    graph). `--latency-only` runs (b) alone.
 """
 
 import argparse
@@ -150,19 +150,22 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--json", type=Path, default=Path("quant_bench.json"))
+    ap.add_argument("--latency-only", action="store_true",
+                    help="only (b): skip the calibration comparison (onnxruntime's takes over 20 GB on ResNet-50)")
     args = ap.parse_args()
     results = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "onnxruntime": ort.__version__,
                "threads": args.threads, "calib_inputs": args.calib_inputs}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        (work / "digits").mkdir()
-        results["digits"] = calibration_times(args.cli, args.digits / "digits_cnn.onnx", args.digits / "calib",
-                                              work / "digits", args.threads)
         big = work / "resnet50.onnx"
         resnet50_opset13(args.shared / "models" / "onnx-light" / "light_resnet50.onnx", big)
         write_batches(work / "calib_resnet", [1, 3, 224, 224], args.calib_inputs, 0)
         (work / "resnet").mkdir()
-        results["resnet50"] = calibration_times(args.cli, big, work / "calib_resnet", work / "resnet", args.threads)
+        if not args.latency_only:
+            (work / "digits").mkdir()
+            results["digits"] = calibration_times(args.cli, args.digits / "digits_cnn.onnx", args.digits / "calib",
+                                                  work / "digits", args.threads)
+            results["resnet50"] = calibration_times(args.cli, big, work / "calib_resnet", work / "resnet", args.threads)
         # For ORT's int8 kernels: uint8 activations (a Relu before a uint8 Q with zero point 0
         # is dropped, so QLinearConv forms), int8 per-channel weights.
         int8 = work / "resnet" / "ours_u8.onnx"
@@ -176,9 +179,10 @@ def main():
           f"ResNet-50 calibration inputs: {args.calib_inputs}")
     print("(onnxruntime's default run has a 12 GB address-space cap; where it failed, the row shows its run\n"
           " with CalibMaxIntermediateOutputs=16, and the JSON keeps the failure)")
-    print("\n| model | method | inferopt s | inferopt peak RSS MB | onnxruntime s | onnxruntime peak RSS MB | time ratio |")
-    print("|---|---|---|---|---|---|---|")
-    for model in ("digits", "resnet50"):
+    if not args.latency_only:
+        print("\n| model | method | inferopt s | inferopt peak RSS MB | onnxruntime s | onnxruntime peak RSS MB | time ratio |")
+        print("|---|---|---|---|---|---|---|")
+    for model in ("digits", "resnet50") if not args.latency_only else ():
         for method, r in results[model].items():
             o, t = r["inferopt"], r.get("onnxruntime_chunked", r["onnxruntime"])
             def cell(x, key):

@@ -164,7 +164,7 @@ def main():
     if args.calib_text or args.calib_random:
         t0 = time.perf_counter()
         paths["inferopt static"] = work / "inferopt_static.onnx"
-        calibration = (["--calib-text", args.calib_text, "--tokenizer", args.tokenizer, "--seq-len", str(args.seq)]
+        calibration = (["--calib-text", args.calib_text, "--tokenizer", args.tokenizer]
                        if args.calib_text else ["--calib-random", str(args.calib_random)])
         subprocess.run([args.cli, "quantize", args.model, "-o", paths["inferopt static"], *calibration], check=True,
                        stdout=subprocess.DEVNULL)
