@@ -335,7 +335,7 @@ void declare_quantize(CLI::App& sub, quantize_cli_options& o) {
   sub.add_option("--calib-random", o.calib_random, "Calibrate on N seeded random batches");
   sub.add_option("--calib-text", o.calib_text, "Calibrate a text encoder on these sentences, one per line (needs --tokenizer)");
   sub.add_option("--tokenizer", o.tokenizer, "A WordPiece tokenizer.json (Hugging Face) for --calib-text");
-  sub.add_option("--seq-len", o.seq_len, "Pad sentences to N tokens where the model's sequence length is symbolic (default: each to its own length)");
+  sub.add_option("--seq-len", o.seq_len, "Truncate and pad sentences to N tokens where the model's sequence length is symbolic (default: each to its own length)");
   sub.add_option("--seed", o.seed, "Seed for --calib-random (default 0)");
   sub.add_option("--method", o.method, "minmax | percentile | entropy | mse (default entropy)");
   sub.add_option("--percentile", o.percentile, "Percentile kept by --method percentile (default 99.99)");

@@ -93,6 +93,16 @@ TEST_CASE("text batches fill ids, mask and token types by input name and type", 
     CHECK(mask_of_fox.data<std::int32_t>()[fox] == 0);
   }
 
+  SECTION("without a length or the tokenizer's, an over-long sentence is cut at 512 tokens, its [SEP] kept") {
+    std::string words;
+    for (int k = 0; k < 600; ++k) words += "fox ";
+    const std::vector<std::string> long_one{words, "the fox"};
+    const auto cut = quant::text_calibration_batches(s, long_one, fixture());
+    const runtime::tensor& t = cut[0].at("input_ids");
+    CHECK(t.shape() == runtime::shape_t{2, 512});
+    CHECK(t.data<std::int64_t>()[511] == fixture().encode("fox", 0).ids.back());
+  }
+
   SECTION("an input it cannot fill is named") {
     ir::model other = ir::make_model("image", 17);
     ir::graph_builder ob(other.graph());

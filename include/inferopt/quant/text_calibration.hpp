@@ -20,7 +20,8 @@
 namespace inferopt::quant {
 
 /// `length` is used where the sequence dim is symbolic; 0 makes each batch as long as its
-/// longest sentence, truncated to the tokenizer's max_length (else 512). Throws errc::invalid_argument for an input it cannot fill (naming it) or no sentences.
+/// longest sentence, truncated to the tokenizer's max_length (else 512). Throws
+/// errc::invalid_argument for an input it cannot fill (naming it) or no sentences.
 [[nodiscard]] std::vector<runtime::tensor_map> text_calibration_batches(const runtime::session& s,
                                                                        std::span<const std::string> sentences,
                                                                        const wordpiece_tokenizer& tokenizer,
