@@ -61,6 +61,11 @@ command add_tokenize(CLI::App& app);
 /// layout (input_0.pb, ...) is one batch; without subfolders, each .pb file is one batch for
 /// the model's first required input. Sorted by name.
 std::vector<runtime::tensor_map> batches_from_dir(const runtime::session& s, const std::filesystem::path& dir);
+/// Calibration batches of a text encoder: the sentences of `text` (one per line) tokenized by
+/// the WordPiece `tokenizer` JSON, at `seq_len` where the sequence is symbolic (0: each batch
+/// at its longest sentence).
+std::vector<runtime::tensor_map> text_batches(const runtime::session& s, const std::string& text, const std::string& tokenizer,
+                                              std::size_t seq_len);
 
 /// Whether `output` is the existing file `input`, through whatever path.
 bool is_same_file(const std::filesystem::path& input, const std::filesystem::path& output);

@@ -1,8 +1,10 @@
-// `inferopt prune MODEL -o OUT --ratio R [--criterion l1|l2|bn|fpgm|random] [--global]
-// [--round-to N] [--calib-dir DIR] [--explain] [--report FILE.json]`: structured channel
-// pruning with a per-layer table, and BatchNormalization recalibration when calibration data
-// is given (with the agreement of both variants with the unpruned model).
+// `inferopt prune MODEL -o OUT --ratio R [--criterion l1|l2|bn|fpgm|random|energy] [--global]
+// [--round-to N] [--calib-dir DIR | --calib-text FILE --tokenizer T] [--explain]
+// [--report FILE.json]`: structured channel pruning with a per-layer table. With calibration
+// data, layers reading removed channels are refit by least squares, BatchNormalization is
+// recalibrated, and the agreement with the unpruned model is measured.
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
@@ -36,6 +38,11 @@ struct prune_cli_options {
   std::uint64_t seed = 0;
   std::string calib_dir;
   std::string eval_dir;
+  std::string calib_text;
+  std::string eval_text;
+  std::string tokenizer;
+  std::size_t seq_len = 0;
+  bool no_refit = false;
   bool explain = false;
   std::string report;
 };
@@ -70,7 +77,7 @@ nlohmann::json to_json(const prune::layer_cost& c) {
 nlohmann::json agreement(const ir::model& reference, const ir::model& candidate,
                          const std::vector<runtime::tensor_map>& batches) {
   const quant::quantization_error e = quant::measure_quantization_error(reference, candidate, batches);
-  nlohmann::json out{{"top1_agreement", e.top1_agreement}, {"samples", e.samples}};
+  nlohmann::json out{{"top1_agreement", e.top1_agreement}, {"samples", e.samples}, {"output_cosine", e.output_cosine}};
   const std::string& first_output = reference.graph().outputs().front()->name();
   for (const quant::tensor_sqnr& t : e.tensors) {
     if (t.name == first_output) out["output_sqnr_db"] = std::isfinite(t.sqnr_db) ? nlohmann::json(t.sqnr_db) : nlohmann::json(nullptr);
@@ -88,7 +95,7 @@ std::string percent(double x) {
 prune::prune_options prune_options_of(const prune_cli_options& o) {
   prune::prune_options options;
   const auto criterion = prune::parse_criterion(o.criterion);
-  if (!criterion) throw error(errc::invalid_argument, "--criterion must be l1, l2, bn, fpgm or random, not '" + o.criterion + "'");
+  if (!criterion) throw error(errc::invalid_argument, "--criterion must be l1, l2, bn, fpgm, random or energy, not '" + o.criterion + "'");
   const auto reduction = prune::parse_reduction(o.reduction);
   if (!reduction) throw error(errc::invalid_argument, "--reduction must be mean, sum or max, not '" + o.reduction + "'");
   options.importance = {*criterion, *reduction, o.seed};
@@ -98,6 +105,7 @@ prune::prune_options prune_options_of(const prune_cli_options& o) {
   options.selection.round_to = o.round_to;
   options.analysis.ignored_nodes = o.ignore;
   options.analysis.ignore_defaults = !o.no_default_ignores;
+  options.refit = !o.no_refit;
   return options;
 }
 
@@ -110,6 +118,35 @@ void print_summary(const prune_cli_options& o, const prune::prune_summary& s) {
   std::cout << "params " << human_count(s.params_before) << " -> " << human_count(s.params_after) << " ("
             << ratio_text(s.params_after, s.params_before) << "), MACs " << human_count(s.macs_before) << " -> "
             << human_count(s.macs_after) << " (" << ratio_text(s.macs_after, s.macs_before) << ")\n";
+}
+
+void print_refits(const prune::prune_summary& s) {
+  if (s.refits.empty()) return;
+  std::cout << "least-squares refit (output error on the calibration rows, cut -> refit):\n";
+  for (const prune::reader_refit& r : s.refits) {
+    std::cout << "  " << r.node << ": inputs " << r.inputs_before << " -> " << r.inputs_after << ", ";
+    if (!r.skipped_because.empty()) {
+      std::cout << "not refit: " << r.skipped_because << "\n";
+      continue;
+    }
+    std::cout << std::setprecision(3) << 100.0 * r.relative_error_cut << "% -> " << 100.0 * r.relative_error_refit << "%\n";
+  }
+  std::cout << std::defaultfloat;
+}
+
+nlohmann::json refits_json(const prune::prune_summary& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const prune::reader_refit& r : s.refits) {
+    nlohmann::json j{{"node", r.node}, {"inputs_before", r.inputs_before}, {"inputs_after", r.inputs_after}};
+    if (r.skipped_because.empty()) {
+      j["relative_error_cut"] = r.relative_error_cut;
+      j["relative_error_refit"] = r.relative_error_refit;
+    } else {
+      j["skipped_because"] = r.skipped_because;
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
 }
 
 nlohmann::json report_json(const prune_cli_options& o, const prune::prune_summary& s) {
@@ -131,43 +168,82 @@ nlohmann::json report_json(const prune_cli_options& o, const prune::prune_summar
           {"cut_sites", s.applied.cut_sites},
           {"params", {{"before", s.params_before}, {"after", s.params_after}}},
           {"macs", {{"before", s.macs_before}, {"after", s.macs_after}}},
-          {"layers", layers}};
+          {"layers", layers},
+          {"refits", refits_json(s)}};
 }
 
-/// --calib-dir: recalibrates the pruned model's BatchNormalization and reports the
-/// agreement with `original` of the model without and with it.
-nlohmann::json recalibrate(const prune_cli_options& o, const ir::model& original, ir::model& m) {
+/// Calibration batches (--calib-dir or --calib-text) and the batches agreement is measured on
+/// (--eval-dir / --eval-text, else the calibration ones), both from the unpruned model.
+struct prune_data {
+  std::vector<runtime::tensor_map> calibration;
+  std::vector<runtime::tensor_map> evaluation;
+  bool held_out = false;
+};
+
+prune_data read_prune_data(const prune_cli_options& o, const ir::model& original) {
+  prune_data d;
+  if (o.calib_dir.empty() && o.calib_text.empty()) return d;
   runtime::session probe(original, {.threads = 1});
-  const std::vector<runtime::tensor_map> calibration = batches_from_dir(probe, o.calib_dir);
-  const std::vector<runtime::tensor_map> evaluation =
-      o.eval_dir.empty() ? calibration : batches_from_dir(probe, o.eval_dir);
-  const nlohmann::json without = agreement(original, m, evaluation);
-  const prune::bn_recalibration_result r = prune::recalibrate_batch_norm(m, calibration);
-  const nlohmann::json with = agreement(original, m, evaluation);
+  const auto read = [&](const std::string& dir, const std::string& text) {
+    return dir.empty() ? text_batches(probe, text, o.tokenizer, o.seq_len) : batches_from_dir(probe, dir);
+  };
+  d.calibration = read(o.calib_dir, o.calib_text);
+  d.held_out = !o.eval_dir.empty() || !o.eval_text.empty();
+  d.evaluation = d.held_out ? read(o.eval_dir, o.eval_text) : d.calibration;
+  return d;
+}
+
+bool has_batch_norm(const ir::model& m) {
+  const auto nodes = m.graph().nodes();
+  return std::any_of(nodes.begin(), nodes.end(), [](const ir::node* n) { return n->is("BatchNormalization"); });
+}
+
+/// How the pruned model agrees with `original`; with BatchNormalization, before and after
+/// recalibrating it on the calibration batches.
+nlohmann::json measure_agreement(const prune_data& d, const ir::model& original, ir::model& m) {
+  const std::string on = d.held_out ? "evaluation" : "calibration";
+  const nlohmann::json pruned = agreement(original, m, d.evaluation);
+  std::cout << "agreement with the unpruned model on the " << on << " batches: mean output cosine " << std::setprecision(4)
+            << pruned["output_cosine"].get<double>() << std::defaultfloat << ", top-1 " << percent(pruned["top1_agreement"]) << "\n";
+  if (!has_batch_norm(m)) return {{"pruned", pruned}};
+  const prune::bn_recalibration_result r = prune::recalibrate_batch_norm(m, d.calibration);
+  const nlohmann::json with = agreement(original, m, d.evaluation);
   std::cout << "BatchNormalization recalibration: " << r.layers << " layer(s) from " << r.batches << " batch(es)\n";
-  std::cout << "top-1 agreement with the unpruned model on the " << (o.eval_dir.empty() ? "calibration" : "evaluation")
-            << " batches: " << percent(without["top1_agreement"]) << " without recalibration, "
-            << percent(with["top1_agreement"]) << " with\n";
-  return {{"layers", r.layers}, {"batches", r.batches}, {"without", without}, {"with", with}};
+  std::cout << "top-1 agreement with the unpruned model on the " << on << " batches: " << percent(pruned["top1_agreement"])
+            << " without recalibration, " << percent(with["top1_agreement"]) << " with\n";
+  return {{"pruned", pruned}, {"bn_recalibration", {{"layers", r.layers}, {"batches", r.batches}, {"without", pruned}, {"with", with}}}};
+}
+
+void check_prune_arguments(const prune_cli_options& o) {
+  refuse_overwrite(o.input, o.output);
+  if (!o.calib_dir.empty() && !o.calib_text.empty()) throw error(errc::invalid_argument, "give --calib-dir or --calib-text, not both");
+  const bool text = !o.calib_text.empty() || !o.eval_text.empty();
+  if (text != !o.tokenizer.empty()) throw error(errc::invalid_argument, "--calib-text and --tokenizer go together");
+  if ((!o.eval_dir.empty() && o.calib_dir.empty()) || (!o.eval_text.empty() && o.calib_text.empty())) {
+    throw error(errc::invalid_argument, "--eval-dir needs --calib-dir and --eval-text needs --calib-text");
+  }
+  if (o.criterion == "energy" && o.calib_dir.empty() && o.calib_text.empty()) {
+    throw error(errc::invalid_argument, "--criterion energy measures channels on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
+  }
+  probe_writable({o.output, o.report});
 }
 
 int run_prune(const prune_cli_options& o) {
-  refuse_overwrite(o.input, o.output);
+  check_prune_arguments(o);
   const prune::prune_options options = prune_options_of(o);
-  if (!o.eval_dir.empty() && o.calib_dir.empty()) throw error(errc::invalid_argument, "--eval-dir needs --calib-dir");
-  probe_writable({o.output, o.report});
-
   ir::model m = load_checked(o.input);
   const ir::model original = m.clone();
   if (o.explain) {
-    (void)ir::infer_shapes(m);
+    prune::prepare_for_analysis(m);
     std::cout << prune::explain(prune::analyze_channels(m, options.analysis));
   }
-  const prune::prune_summary s = prune::prune_model(m, options);
+  const prune_data data = read_prune_data(o, original);
+  const prune::prune_summary s = prune::prune_model(m, options, data.calibration);
   ir::verify(m.graph());
   print_summary(o, s);
+  print_refits(s);
   nlohmann::json report = report_json(o, s);
-  if (!o.calib_dir.empty()) report["bn_recalibration"] = recalibrate(o, original, m);
+  if (!data.calibration.empty()) report["agreement"] = measure_agreement(data, original, m);
   write_report(o.report, report);
   save_and_announce(m, o.output);
   return 0;
@@ -176,7 +252,8 @@ int run_prune(const prune_cli_options& o) {
 void declare_prune(CLI::App& sub, prune_cli_options& o) {
   add_model_and_output(sub, o.input, o.output);
   sub.add_option("--ratio", o.ratio, "Share of channels to remove, in [0, 1) (default 0.3)");
-  sub.add_option("--criterion", o.criterion, "Importance: l1, l2, bn (|gamma|), fpgm or random (default l1)");
+  sub.add_option("--criterion", o.criterion,
+                 "Importance: l1, l2, bn (|gamma|), fpgm, random, or energy (what a channel adds to the layers reading it, on calibration data; with --global, per weight removed) (default l1)");
   sub.add_option("--reduction", o.reduction, "How coupled channels' scores combine: mean, sum or max (default mean)");
   sub.add_flag("--global", o.global, "Rank channels across all layers instead of the same ratio per layer");
   sub.add_option("--max-layer-ratio", o.max_layer_ratio, "With --global: most any layer may lose (default 0.9)");
@@ -185,8 +262,13 @@ void declare_prune(CLI::App& sub, prune_cli_options& o) {
   sub.add_flag("--no-default-ignores", o.no_default_ignores, "Also prune the first conv and the last layer");
   sub.add_option("--seed", o.seed, "Seed of --criterion random (default 0)");
   sub.add_option("--calib-dir", o.calib_dir,
-                 "Calibration batches (test-data subfolders or one .pb per batch): recalibrate BatchNormalization");
+                 "Calibration batches (test-data subfolders or one .pb per batch): refit the layers reading removed channels, recalibrate BatchNormalization, measure agreement");
+  sub.add_option("--calib-text", o.calib_text, "Calibration sentences of a text encoder, one per line (needs --tokenizer)");
+  sub.add_option("--tokenizer", o.tokenizer, "A WordPiece tokenizer.json (Hugging Face) for --calib-text and --eval-text");
+  sub.add_option("--seq-len", o.seq_len, "Pad or truncate sentences to this length where the model's sequence is symbolic");
   sub.add_option("--eval-dir", o.eval_dir, "Batches to measure agreement on (default: the calibration batches)");
+  sub.add_option("--eval-text", o.eval_text, "Sentences to measure agreement on (default: the calibration sentences)");
+  sub.add_flag("--no-refit", o.no_refit, "With calibration data, only cut (no least-squares refit)");
   sub.add_flag("--explain", o.explain, "Print every channel group: sources, cut sites, why pinned");
   sub.add_option("--report", o.report, "Write a JSON report (per layer params/MACs before and after, agreement)");
 }

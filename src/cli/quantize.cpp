@@ -138,10 +138,7 @@ quantize_inputs read_quantize_inputs(const quantize_cli_options& o, const runtim
   quantize_inputs in;
   if (o.calib_random > 0) refuse_random_tokens(probe);
   if (!o.calib_dir.empty()) in.calibration = batches_from_dir(probe, o.calib_dir);
-  if (!o.calib_text.empty()) {
-    const quant::wordpiece_tokenizer tokenizer = quant::wordpiece_tokenizer::from_file(o.tokenizer);
-    in.calibration = quant::text_calibration_batches(probe, quant::read_sentences(o.calib_text), tokenizer, o.seq_len);
-  }
+  if (!o.calib_text.empty()) in.calibration = text_batches(probe, o.calib_text, o.tokenizer, o.seq_len);
   for (int k = 0; k < o.calib_random; ++k) in.calibration.push_back(runtime::random_inputs(probe, o.seed + k));
   for (const std::string& path : o.merge_states) in.shards.push_back(quant::calibration_state::parse(read_binary(path)));
   if (!o.validation_dir.empty()) in.validation = batches_from_dir(probe, o.validation_dir);
@@ -382,6 +379,12 @@ std::vector<runtime::tensor_map> batches_from_dir(const runtime::session& s, con
   }
   if (batches.empty()) throw error(errc::invalid_argument, dir.string() + ": no .pb files or test-data folders");
   return batches;
+}
+
+std::vector<runtime::tensor_map> text_batches(const runtime::session& s, const std::string& text, const std::string& tokenizer,
+                                              std::size_t seq_len) {
+  const quant::wordpiece_tokenizer t = quant::wordpiece_tokenizer::from_file(tokenizer);
+  return quant::text_calibration_batches(s, quant::read_sentences(text), t, seq_len);
 }
 
 command add_quantize(CLI::App& app) {

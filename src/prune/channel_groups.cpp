@@ -1,6 +1,7 @@
 #include "inferopt/prune/channel_groups.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -8,6 +9,7 @@
 #include <unordered_set>
 
 #include "cuttable_constant.hpp"
+#include "reshape_mapping.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/matrix_operands.hpp"
@@ -71,11 +73,11 @@ bool keeps_channels(const ir::node& n) {
                        "Log",         "Sqrt",      "Reciprocal", "Erf",         "Floor",          "Ceil",
                        "Round",       "Sign",      "ThresholdedRelu", "Identity", "Dropout",      "MaxPool",
                        "AveragePool", "LpPool",    "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "LRN",
-                       "Cast"});
+                       "Cast",        "IsNaN"});
 }
 
 bool is_elementwise(const ir::node& n) {
-  return is_one_of(n, {"Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "Mean", "Pow"});
+  return is_one_of(n, {"Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "Mean", "Pow", "Where"});
 }
 
 class analyzer {
@@ -185,7 +187,8 @@ class analyzer {
     if (n.is("Reshape")) return reshape(n);
     if (n.is("Transpose")) return transpose(n);
     if (n.is("Squeeze") || n.is("Unsqueeze")) return squeeze(n);
-    if (n.is("Softmax") || n.is("LogSoftmax")) return pass_through(n);
+    if (n.is("Softmax") || n.is("LogSoftmax")) return softmax(n);
+    if (n.is("Shape") || n.is("Size")) return;  // reads sizes only; they follow the pruned model at run time
     if (n.is("Pad") || n.is("Resize") || n.is("Upsample")) return resize_or_pad(n);
     unknown(n, "an op pruning does not model");
   }
@@ -295,6 +298,7 @@ class analyzer {
     const layout* in = layout_of(n.input(0));
     const auto weight = cuttable_constant(n.input(1), ir_version_);
     const auto rank = rank_of(n.input(0));
+    if (!weight && !ir::constant_tensor(n.input(1), ir_version_)) return batched_matmul(n);
     if (!weight || weight->dims.size() != 2 || !rank || *rank < 2) {
       return unknown(n, "a MatMul whose B is not a 2-D constant of its own");
     }
@@ -306,6 +310,51 @@ class analyzer {
     layout out{*rank - 1, source_ids(new_source(n, features, 1, 1), features)};
     add_site(cut_kind::constant_axis, n, 1, 1, out.ids);
     set_layout(n.output(0), std::move(out));
+  }
+
+  /// MatMul of two computed tensors (attention's Q K^T and P V): channels on a batch axis stay
+  /// there, and equal positions of the two inputs are coupled (head h of the queries meets head
+  /// h of the keys). Channels the product multiplies or sums over pin.
+  void batched_matmul(const ir::node& n) {
+    const std::array<const layout*, 2> tracked{layout_of(n.input(0)), layout_of(n.input(1))};
+    if (!tracked[0] && !tracked[1]) return;
+    const std::array<std::optional<std::int64_t>, 2> ranks{rank_of(n.input(0)), rank_of(n.input(1))};
+    const auto out_rank = rank_of(n.output(0));
+    if (!ranks[0] || !ranks[1] || !out_rank || *ranks[0] < 2 || *ranks[1] < 2) return unknown(n, "a MatMul of unknown rank");
+    std::optional<std::int64_t> out_axis;
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!tracked[i]) continue;
+      if (tracked[i]->axis >= *ranks[i] - 2) return unknown(n, "channels a MatMul of two computed tensors multiplies over");
+      const std::int64_t axis = tracked[i]->axis + (*out_rank - *ranks[i]);
+      if (out_axis && (*out_axis != axis || tracked[0]->ids.size() != tracked[1]->ids.size())) {
+        return unknown(n, "MatMul inputs whose channels do not line up");
+      }
+      out_axis = axis;
+    }
+    for (std::size_t i = 0; i < 2; ++i) {
+      // An untracked input broadcasts over the channels or holds its own per-channel data.
+      const std::int64_t axis = *out_axis - (*out_rank - *ranks[i]);
+      if (!tracked[i] && axis >= 0 && dim_of(n.input(i), axis) != 1) {
+        return unknown(n, "a MatMul operand with a value per channel that is not tracked");
+      }
+    }
+    if (tracked[0] && tracked[1]) couple(*tracked[0], *tracked[1]);
+    const layout& first = tracked[0] ? *tracked[0] : *tracked[1];
+    set_layout(n.output(0), layout{*out_axis, first.ids});
+  }
+
+  /// Softmax normalizes along its axis (and, before opset 13, every axis after it): channels
+  /// there would change every value.
+  void softmax(const ir::node& n) {
+    const layout* in = layout_of(n.input(0));
+    if (!in) return;
+    const auto rank = rank_of(n.input(0));
+    const bool per_axis = model_.opset("").value_or(13) >= 13;
+    std::int64_t axis = n.attr_int("axis", per_axis ? -1 : 1);
+    if (!rank) return unknown(n, "a Softmax of unknown rank");
+    if (axis < 0) axis += *rank;
+    if (per_axis ? axis == in->axis : in->axis >= axis) return unknown(n, "a Softmax over the channels");
+    pass_through(n);
   }
 
   void normalization(const ir::node& n) {
@@ -499,30 +548,42 @@ class analyzer {
     set_layout(n.output(0), spread(*in, 1, *block));
   }
 
-  /// Reshapes that keep the leading axes and fold the channel axis with everything after it
-  /// into one ([N, C, H, W] -> [N, C*H*W]) act like Flatten; others (a channel shuffle's
-  /// [N, g, C/g, H, W]) pin. Leading axes must be copied (0) or equal known sizes.
+  /// Reshape: the channel axis moves, folds with the axes after it (each channel spreading
+  /// over a block of features, as Flatten does) or splits into [groups, width], where the
+  /// `width` channels of a group couple into one unit: attention heads. The target entry that
+  /// states the new size is cut, unless it is -1 or copies the axis.
   void reshape(const ir::node& n) {
     const layout* in = layout_of(n.input(0));
     if (!in) return;
-    const auto target = ir::constant_ints(n.input(1), ir_version_);
-    const auto block = block_after(n.input(0), in->axis);
-    const auto axis = static_cast<std::size_t>(in->axis);
-    if (!target || !block || target->size() != axis + 1) {
-      return unknown(n, "a Reshape that does not flatten from the channel axis");
+    const ir::value* x = n.input(0);
+    const ir::value* y = n.output(0);
+    if (!x->type() || !x->type()->dims || !y || !y->type() || !y->type()->dims) return unknown(n, "a Reshape of unknown shapes");
+    const auto mapping = map_reshape_axis(ir::to_sym_shape(*x->type()->dims), static_cast<std::size_t>(in->axis),
+                                          static_cast<std::int64_t>(in->ids.size()), ir::to_sym_shape(*y->type()->dims));
+    if (!mapping) return unknown(n, "a Reshape that mixes the channels with other axes");
+    const auto axis = static_cast<std::int64_t>(mapping->axis);
+    layout out{axis, {}};
+    switch (mapping->kind) {
+      case reshape_kind::move: out.ids = in->ids; break;
+      case reshape_kind::fold: out = spread(*in, axis, mapping->block); break;
+      case reshape_kind::split: out.ids = couple_groups(*in, mapping->width); break;
     }
-    for (std::size_t i = 0; i < axis; ++i) {
-      const auto size = dim_of(n.input(0), static_cast<std::int64_t>(i));
-      if ((*target)[i] != 0 && !(size && *size == (*target)[i])) return unknown(n, "a Reshape that moves the channel axis");
+    const bool copies_axis = mapping->kind == reshape_kind::move && axis == in->axis;
+    const auto entry = reshape_target_entry(n, mapping->axis, copies_axis, ir_version_);
+    if (!entry) return unknown(n, "a Reshape whose target size for the channels is computed");
+    if (!entry->follows) add_site(cut_kind::reshape_target, *entry->owner, entry->input, entry->index, out.ids);
+    set_layout(y, std::move(out));
+  }
+
+  /// Couples each run of `width` consecutive positions; returns one id per run.
+  std::vector<channel_id> couple_groups(const layout& in, std::int64_t width) {
+    std::vector<channel_id> heads;
+    const auto w = static_cast<std::size_t>(width);
+    for (std::size_t start = 0; start < in.ids.size(); start += w) {
+      for (std::size_t i = 1; i < w; ++i) sets_.join(in.ids[start], in.ids[start + i]);
+      heads.push_back(in.ids[start]);
     }
-    const std::int64_t features = *block * static_cast<std::int64_t>(in->ids.size());
-    if ((*target)[axis] != -1 && (*target)[axis] != features) return unknown(n, "a Reshape that splits the channel axis");
-    layout out = spread(*in, in->axis, *block);
-    if ((*target)[axis] > 0) {
-      if (!cuttable_constant(n.input(1), ir_version_)) return unknown(n, "a Reshape whose shape is shared");
-      add_site(cut_kind::reshape_target, n, 1, in->axis, out.ids);
-    }
-    set_layout(n.output(0), std::move(out));
+    return heads;
   }
 
   void transpose(const ir::node& n) {

@@ -7,6 +7,7 @@
 
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/core/error.hpp"
 #include "inferopt/ir/rewriting.hpp"
 
 namespace inferopt::prune {
@@ -17,6 +18,7 @@ std::optional<importance_criterion> parse_criterion(std::string_view name) {
   if (name == "bn") return importance_criterion::bn_scale;
   if (name == "fpgm") return importance_criterion::fpgm;
   if (name == "random") return importance_criterion::random;
+  if (name == "energy") return importance_criterion::output_energy;
   return std::nullopt;
 }
 
@@ -27,6 +29,7 @@ std::string_view to_string(importance_criterion c) noexcept {
     case importance_criterion::bn_scale: return "bn";
     case importance_criterion::fpgm: return "fpgm";
     case importance_criterion::random: return "random";
+    case importance_criterion::output_energy: return "energy";
   }
   return "?";
 }
@@ -120,6 +123,9 @@ double reduce(const std::vector<double>& xs, score_reduction how) {
 
 std::vector<std::vector<double>> unit_importance(const ir::model& m, const channel_analysis& a,
                                                  const importance_options& options) {
+  if (options.criterion == importance_criterion::output_energy) {
+    throw error(errc::invalid_argument, "the energy criterion needs calibration data (output_energy_importance)");
+  }
   const std::int64_t ir_version = m.ir_version;
   std::vector<std::vector<double>> out(a.groups.size());
   std::mt19937_64 rng(options.seed);

@@ -8,6 +8,7 @@
 #include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/statistics.hpp"
 #include "inferopt/ir/verify.hpp"
+#include "inferopt/pass/fold_constants.hpp"
 
 namespace inferopt::prune {
 namespace {
@@ -59,13 +60,18 @@ std::vector<layer_cost> layer_costs(const ir::model& m) {
   return out;
 }
 
-prune_summary prune_model(ir::model& m, const prune_options& options) {
-  // TorchScript exports read the constants they share through Identity nodes; the analysis
-  // must see the constants to cut them.
+void prepare_for_analysis(ir::model& m) {
   for (ir::node* n : m.graph().node_list()) {
     if (ir::is_identity_of_constant(*n, m.ir_version)) ir::forward_constant(m.graph(), n);
   }
+  // Exporters write shapes and sizes as Constant nodes; cut sites are initializers.
+  pass_context ctx(m);
+  (void)fold_constants{}.run(m.graph(), ctx);
   (void)ir::infer_shapes(m);
+}
+
+prune_summary prune_model(ir::model& m, const prune_options& options, std::span<const runtime::tensor_map> calibration) {
+  prepare_for_analysis(m);
   prune_summary s;
   const std::vector<layer_cost> before = layer_costs(m);
   const channel_analysis a = analyze_channels(m, options.analysis);
@@ -76,10 +82,17 @@ prune_summary prune_model(ir::model& m, const prune_options& options) {
     ++s.prunable_groups;
     s.prunable_units += static_cast<std::int64_t>(g.units.size());
   }
-  const auto scores = unit_importance(m, a, options.importance);
-  const pruning_plan plan = select_units(a, scores, options.selection);
+  const bool calibrated = options.importance.criterion == importance_criterion::output_energy;
+  selection_options selection = options.selection;
+  if (calibrated && selection.global && selection.unit_costs.empty()) selection.unit_costs = unit_weight_counts(m, a);
+  const auto scores = calibrated ? output_energy_importance(m, a, calibration) : unit_importance(m, a, options.importance);
+  const pruning_plan plan = select_units(a, scores, selection);
   s.removed_units = plan.removed_units();
+  std::vector<planned_refit> refits;
+  if (options.refit && !calibration.empty()) refits = plan_refits(m, a, plan, calibration, options.refit_options);
   s.applied = apply_pruning(m, a, plan);
+  install_refits(m, refits);
+  for (planned_refit& r : refits) s.refits.push_back(std::move(r.report));
 
   std::map<std::string, layer_cost> after;
   for (layer_cost& c : layer_costs(m)) after[c.node] = c;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <tuple>
@@ -41,9 +42,48 @@ group_selection lowest(std::size_t g, const channel_group& group, const std::vec
   return out;
 }
 
+/// Units per rounding step: a unit holding several channels of each layer (a head of 64)
+/// already keeps counts multiples of them.
 std::int64_t step_of(const channel_group& group, std::int64_t round_to) {
   const std::int64_t chunks = group.chunk_of_unit.empty() ? 1 : group.chunks;
-  return std::lcm(round_to, chunks);
+  std::int64_t width = 1;
+  if (!group.units.empty() && !group.sources.empty()) {
+    width = std::max<std::int64_t>(1, static_cast<std::int64_t>(group.units.front().channels.size() / group.sources.size()));
+  }
+  return std::lcm(round_to / std::gcd(round_to, width), chunks);
+}
+
+/// Global by cost: units ranked by importance per cost, removed until `ratio` of the total
+/// cost is; returns how many units each group should lose.
+std::vector<double> wanted_by_cost(const channel_analysis& a, const std::vector<std::vector<double>>& importance,
+                                   const selection_options& o) {
+  struct ranked {
+    double value;
+    double cost;
+    std::size_t group;
+  };
+  std::vector<ranked> all;
+  double total = 0.0;
+  for (std::size_t g = 0; g < a.groups.size(); ++g) {
+    if (!a.groups[g].prunable() || importance[g].empty()) continue;
+    expects(o.unit_costs[g].size() == importance[g].size(), "one cost per unit");
+    for (std::size_t u = 0; u < importance[g].size(); ++u) {
+      const double cost = o.unit_costs[g][u];
+      total += cost;
+      all.push_back({cost > 0.0 ? importance[g][u] / cost : std::numeric_limits<double>::infinity(), cost, g});
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const ranked& x, const ranked& y) { return x.value < y.value; });
+  std::vector<double> wanted(a.groups.size(), 0.0);
+  double removed = 0.0;
+  for (const ranked& r : all) {
+    if (removed >= o.ratio * total) break;
+    const double cap = o.max_group_ratio * static_cast<double>(a.groups[r.group].units.size());
+    if (wanted[r.group] + 1.0 > cap) continue;
+    wanted[r.group] += 1.0;
+    removed += r.cost;
+  }
+  return wanted;
 }
 
 }  // namespace
@@ -60,8 +100,11 @@ pruning_plan select_units(const channel_analysis& a, const std::vector<std::vect
   expects(importance.size() == a.groups.size(), "one score list per group");
 
   // How many units each group should lose, before rounding.
+  expects(o.unit_costs.empty() || o.unit_costs.size() == a.groups.size(), "one cost list per group");
   std::vector<double> wanted(a.groups.size(), 0.0);
-  if (!o.global) {
+  if (o.global && !o.unit_costs.empty()) {
+    wanted = wanted_by_cost(a, importance, o);
+  } else if (!o.global) {
     for (std::size_t g = 0; g < a.groups.size(); ++g) {
       if (a.groups[g].prunable()) wanted[g] = o.ratio * static_cast<double>(a.groups[g].units.size());
     }

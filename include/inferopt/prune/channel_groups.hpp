@@ -7,7 +7,12 @@
 /// Ops that keep channels (BatchNormalization, activations, pools) pass layouts on; Concat
 /// joins them and Split cuts them; Flatten and flattening Reshapes spread one channel over a
 /// block of features; elementwise ops with several channel-carrying inputs (a residual Add)
-/// *couple* the channels at equal positions, so they can only go together. Each place that
+/// *couple* the channels at equal positions, so they can only go together. Transformers: a
+/// Reshape that splits the channels into [heads, head_dim] couples each head's channels into
+/// one unit, the MatMuls of attention (Q K^T, then P V) couple the heads of Q, K and V at
+/// equal positions, and the Reshape back to the hidden size spreads each head over its
+/// features again, so the output projection's rows are cut with the head. A Softmax over the
+/// channels pins them; Shape reads sizes only, which follow the pruned model at run time. Each place that
 /// must shrink when a channel goes (an axis of a weight, a bias, BatchNormalization
 /// statistics, a per-channel constant, a Reshape's target size, a depthwise Conv's group
 /// count, a Split's sizes) is recorded as a *cut site*.
@@ -43,7 +48,8 @@ enum class cut_kind {
   constant_axis,      ///< one axis of a constant input (weights, bias, BN statistics, ...)
   grouped_input_axis, ///< axis 1 of a grouped Conv's weight: each group keeps its own inputs
   group_attribute,    ///< a depthwise Conv's `group` follows its channel count
-  reshape_target,     ///< one entry of a Reshape's constant target shape
+  reshape_target,     ///< one entry of a Reshape's constant target shape (`node` may be the
+                      ///< Concat an exporter builds the target with: input_index is its piece)
   split_sizes,        ///< a Split's sizes along the channel axis
 };
 

@@ -17,6 +17,9 @@ enum class importance_criterion {
   bn_scale,  ///< |gamma| of the BatchNormalization after it (network slimming); L2 without one
   fpgm,      ///< distance to the other filters of the layer (near the geometric median: redundant)
   random,    ///< seeded uniform scores, the baseline every criterion should beat
+  /// what the unit adds to the layers reading it, on calibration data
+  /// (calibrated_pruning.hpp: output_energy_importance; unit_importance refuses it)
+  output_energy,
 };
 
 /// How the scores of coupled channels (one per source in a residual group) combine.

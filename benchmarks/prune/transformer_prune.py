@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Structured pruning of a text encoder without retraining, measured in one run on one machine
+(docs/BENCHMARKS.md): the float model against `inferopt prune` at each --ratio, with the
+calibrated criterion and least-squares refit (`--criterion energy --global --calib-text`),
+the same without the refit (`--no-refit`), and magnitude pruning (`--criterion l1`) as the
+baseline a user has without calibration data.
+
+For each variant: MACs after / before (prune's --report), mean cosine of the sentence
+embedding (first output) with float on held-out sentences, the paraphrase retrieval check of
+benchmarks/quant/transformer_int8.py (top-1 and MRR), and P50 latency in onnxruntime
+(ORT_ENABLE_ALL, alternating rounds, float in every round) with its speedup.
+
+  python benchmarks/prune/transformer_prune.py --cli build/bin/inferopt --model DIR/encoder.onnx
+      --tokenizer DIR/tokenizer.json --calib-text DIR/calib.txt --eval-text DIR/eval.txt
+      --eval-paraphrase DIR/eval_paraphrase.txt [--ratios 0.3 0.4] [--threads 1 2] [--seq 128]
+"""
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "quant"))
+from transformer_int8 import embeddings, feeds, latency, retrieval, sentence_feeds  # noqa: E402
+
+
+def prune(cli, model, out, ratio, extra, calibration):
+    report = out.with_suffix(".json")
+    subprocess.run([cli, "prune", model, "-o", out, "--ratio", str(ratio), "--report", report, *extra, *calibration],
+                   check=True, stdout=subprocess.DEVNULL)
+    r = json.loads(report.read_text())
+    return r["macs"]["after"] / r["macs"]["before"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--model", type=Path, required=True)
+    ap.add_argument("--tokenizer", required=True)
+    ap.add_argument("--calib-text", required=True)
+    ap.add_argument("--eval-text", required=True)
+    ap.add_argument("--eval-paraphrase", required=True)
+    ap.add_argument("--ratios", type=float, nargs="+", default=[0.3, 0.4])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--iters", type=int, default=6)
+    ap.add_argument("--magnitude", action="store_true", help="also prune by L1 magnitude (no calibration)")
+    ap.add_argument("--work", type=Path)
+    args = ap.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="prune_"))
+    work.mkdir(parents=True, exist_ok=True)
+
+    calibration = ["--calib-text", args.calib_text, "--tokenizer", args.tokenizer]
+    paths, macs = {"float": args.model}, {"float": 1.0}
+    for ratio in args.ratios:
+        variants = {f"energy+refit {ratio}": ["--criterion", "energy", "--global"],
+                    f"energy, no refit {ratio}": ["--criterion", "energy", "--global", "--no-refit"]}
+        if args.magnitude:
+            variants[f"l1 magnitude {ratio}"] = ["--criterion", "l1", "--global"]
+        for name, extra in variants.items():
+            out = work / (name.replace(" ", "_").replace(",", "").replace("+", "_") + ".onnx")
+            macs[name] = prune(args.cli, args.model, out, ratio, extra, calibration)
+            paths[name] = out
+
+    text = sentence_feeds(args.model, args.tokenizer, args.eval_text)
+    pairs = sentence_feeds(args.model, args.tokenizer, args.eval_paraphrase)
+    reference = embeddings(args.model, text)
+    print(f"model {args.model.name}, {len(reference)} evaluation sentences")
+    print("variant | MACs after/before | mean cosine with float (min) | retrieval top-1 | MRR")
+    for k, p in paths.items():
+        e = embeddings(p, text)
+        cos = np.sum(e * reference, 1) / (np.linalg.norm(e, axis=1) * np.linalg.norm(reference, axis=1))
+        top1, mrr = retrieval(e, embeddings(p, pairs))
+        print(f"  {k} | {macs[k]:.3f} | {np.mean(cos):.4f} ({np.min(cos):.4f}) | {100 * top1:.1f}% | {mrr:.4f}")
+    inputs = feeds(args.model, args.seq, 4)
+    for threads in args.threads:
+        p50 = latency(paths, inputs, threads, args.rounds, args.iters)
+        print(f"\n{threads} thread(s), seq {args.seq}: variant | P50 ms | speedup vs float")
+        for k in paths:
+            print(f"  {k} | {p50[k]:.2f} | {p50['float'] / p50[k]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

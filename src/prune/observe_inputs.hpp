@@ -1,0 +1,39 @@
+#pragma once
+// Runs calibration batches through a model and hands over chosen tensors as they are made.
+
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inferopt/core/error.hpp"
+#include "inferopt/ir/model.hpp"
+#include "inferopt/runtime/session.hpp"
+
+namespace inferopt::prune {
+
+/// Calls `visit(reader index, tensor)` for each reader input as the batches run through `m`.
+template <class Visit>
+inline void observe_inputs(const ir::model& m, const std::vector<const ir::value*>& inputs, std::span<const runtime::tensor_map> batches,
+                    Visit visit) {
+  if (batches.empty()) throw error(errc::invalid_argument, "calibrated pruning needs calibration batches");
+  std::multimap<std::string, std::size_t, std::less<>> wanted;
+  for (std::size_t i = 0; i < inputs.size(); ++i) wanted.emplace(inputs[i]->name(), i);
+  const auto dispatch = [&](std::string_view name, const runtime::tensor& t) {
+    const auto [from, to] = wanted.equal_range(name);
+    for (auto it = from; it != to; ++it) {
+      if (t.dtype() != ir::data_type::float32) throw error(errc::invalid_argument, "calibrated pruning reads float32 activations, not '" + it->first + "'");
+      visit(it->second, t);
+    }
+  };
+  runtime::session_options options;
+  options.on_value = dispatch;
+  runtime::session s(m, options);
+  for (const runtime::tensor_map& feed : batches) {
+    for (const auto& [name, t] : feed) dispatch(name, t);  // a reader may read a graph input
+    (void)s.run(feed);
+  }
+}
+
+}  // namespace inferopt::prune

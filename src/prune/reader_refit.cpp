@@ -1,0 +1,192 @@
+// plan_refits / install_refits (calibrated_pruning.hpp): the least-squares refit of every
+// MatMul or Gemm whose input rows pruning removes.
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "inferopt/ir/constants.hpp"
+#include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/shapes.hpp"
+#include "inferopt/prune/calibrated_pruning.hpp"
+#include "observe_inputs.hpp"
+
+namespace inferopt::prune {
+namespace {
+
+/// Channels the plan removes.
+std::set<channel_id> removed_channels(const channel_analysis& a, const pruning_plan& plan) {
+  std::set<channel_id> out;
+  for (const group_selection& s : plan.groups) {
+    for (std::size_t u : s.removed_units) {
+      const auto& ids = a.groups[s.group].units[u].channels;
+      out.insert(ids.begin(), ids.end());
+    }
+  }
+  return out;
+}
+
+/// Whether the plan also cuts `n`'s outputs (a site on its weight other than `reader`'s).
+bool outputs_cut(const channel_analysis& a, const cut_site& reader, const std::set<channel_id>& removed) {
+  return std::any_of(a.sites.begin(), a.sites.end(), [&](const cut_site& s) {
+    return &s != &reader && s.node == reader.node &&
+           std::any_of(s.layout.begin(), s.layout.end(), [&](channel_id id) { return removed.contains(id); });
+  });
+}
+
+/// Where a linear layer's bias lives: a Gemm's C, or the Add of a constant [N] after a MatMul.
+bool find_bias(planned_refit& r, std::int64_t outputs, std::int64_t ir_version) {
+  ir::node& n = *r.node;
+  const auto is_bias = [&](const ir::value* v) {
+    const ir::tensor* t = ir::constant_tensor(v, ir_version);
+    return t && t->dtype == ir::data_type::float32 && ir::tensor::element_count(t->dims) == outputs &&
+           !t->dims.empty() && t->dims.back() == outputs;
+  };
+  if (n.is("Gemm")) {
+    if (!is_bias(n.input(2))) return false;
+    r.bias_owner = &n;
+    r.bias_input = 2;
+    return true;
+  }
+  ir::node* add = ir::sole_user(n.output(0));
+  if (!add || !add->is("Add") || add->inputs().size() != 2) return false;
+  const std::size_t other = add->input(0) == n.output(0) ? 1 : 0;
+  if (!is_bias(add->input(other))) return false;
+  r.bias_owner = add;
+  r.bias_input = other;
+  return true;
+}
+
+/// The reader's weight as [K, N] row-major.
+std::vector<float> weight_rows(const ir::node& n, bool transposed, std::int64_t ir_version, std::int64_t& outputs) {
+  const ir::tensor* w = ir::constant_tensor(n.input(1), ir_version);
+  const std::vector<double> stored = *ir::constant_floats(n.input(1), ir_version);
+  std::vector<float> values(stored.begin(), stored.end());
+  if (!transposed) {
+    outputs = w->dims[1];
+    return values;
+  }
+  const std::int64_t rows = w->dims[1];
+  outputs = w->dims[0];
+  std::vector<float> out(values.size());
+  for (std::int64_t o = 0; o < outputs; ++o) {
+    for (std::int64_t k = 0; k < rows; ++k) out[static_cast<std::size_t>(k * outputs + o)] = values[static_cast<std::size_t>(o * rows + k)];
+  }
+  return out;
+}
+
+/// A reader the plan cuts, with what its refit needs.
+struct refit_job {
+  planned_refit result;
+  const channel_reader* reader = nullptr;
+  std::vector<std::int64_t> kept;
+  std::vector<float> weight;  // [K, N]
+  std::int64_t outputs = 0;
+};
+
+std::vector<refit_job> jobs_of(const ir::model& m, const channel_analysis& a, const std::vector<channel_reader>& readers,
+                               const std::set<channel_id>& removed) {
+  std::vector<refit_job> jobs;
+  for (const channel_reader& r : readers) {
+    if (!r.node->is("MatMul") && !r.node->is("Gemm")) continue;
+    refit_job job;
+    job.reader = &r;
+    for (std::size_t p = 0; p < r.site->layout.size(); ++p) {
+      if (!removed.contains(r.site->layout[p])) job.kept.push_back(static_cast<std::int64_t>(p));
+    }
+    if (job.kept.size() == r.site->layout.size()) continue;
+    planned_refit& out = job.result;
+    out.node = r.node;
+    out.transposed = r.node->is("Gemm") && r.node->attr_int("transB", 0) != 0;
+    out.report.node = r.node->label();
+    out.report.inputs_before = static_cast<std::int64_t>(r.site->layout.size());
+    out.report.inputs_after = static_cast<std::int64_t>(job.kept.size());
+    job.weight = weight_rows(*r.node, out.transposed, m.ir_version, job.outputs);
+    if (job.kept.empty()) {
+      out.report.skipped_because = "every input is removed";
+    } else if (outputs_cut(a, *r.site, removed)) {
+      out.report.skipped_because = "its own outputs are pruned too";
+    } else if (!find_bias(out, job.outputs, m.ir_version)) {
+      out.report.skipped_because = "no bias to take the removed inputs' mean";
+    }
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+/// Gathers the moments of `pass`'s readers' inputs and solves their refits.
+void solve_pass(const ir::model& m, std::vector<refit_job*> pass, std::span<const runtime::tensor_map> batches,
+                const refit_options& solve) {
+  std::vector<input_gram> grams;
+  std::vector<const ir::value*> inputs;
+  for (refit_job* job : pass) {
+    grams.emplace_back(static_cast<std::int64_t>(job->reader->site->layout.size()));
+    inputs.push_back(job->reader->node->input(0));
+  }
+  observe_inputs(m, inputs, batches, [&](std::size_t i, const runtime::tensor& t) {
+    if (t.rank() == 0 || t.dim(t.rank() - 1) != grams[i].features()) {
+      throw error(errc::invalid_argument, "calibration activation '" + inputs[i]->name() + "' does not have the analysed shape");
+    }
+    grams[i].add(t.values<float>());
+  });
+  for (std::size_t i = 0; i < pass.size(); ++i) {
+    refit_job& job = *pass[i];
+    const std::vector<double> stored = *ir::constant_floats(job.result.bias_owner->input(job.result.bias_input), m.ir_version);
+    const std::vector<float> bias(stored.begin(), stored.end());
+    refit_result r = refit_after_cut(grams[i], job.weight, bias, job.outputs, job.kept, solve);
+    job.result.report.relative_error_cut = r.relative_error_cut;
+    job.result.report.relative_error_refit = r.relative_error_refit;
+    job.result.weight = std::move(r.weight);
+    job.result.bias = std::move(r.bias);
+  }
+}
+
+}  // namespace
+
+std::vector<planned_refit> plan_refits(const ir::model& m, const channel_analysis& a, const pruning_plan& plan,
+                                       std::span<const runtime::tensor_map> batches, const refit_plan_options& options) {
+  const std::vector<channel_reader> readers = channel_readers(m, a);
+  std::vector<refit_job> jobs = jobs_of(m, a, readers, removed_channels(a, plan));
+  // Passes over the batches, each holding at most max_gram_bytes of moments (at least one reader).
+  std::vector<refit_job*> pass;
+  std::int64_t bytes = 0;
+  for (refit_job& job : jobs) {
+    if (!job.result.report.skipped_because.empty()) continue;
+    const auto k = static_cast<std::int64_t>(job.reader->site->layout.size()) + 1;
+    if (!pass.empty() && bytes + k * k * 8 > options.max_gram_bytes) {
+      solve_pass(m, pass, batches, options.solve);
+      pass.clear();
+      bytes = 0;
+    }
+    pass.push_back(&job);
+    bytes += k * k * 8;
+  }
+  if (!pass.empty()) solve_pass(m, pass, batches, options.solve);
+  std::vector<planned_refit> out;
+  for (refit_job& job : jobs) out.push_back(std::move(job.result));
+  return out;
+}
+
+void install_refits(ir::model& m, const std::vector<planned_refit>& refits) {
+  for (const planned_refit& r : refits) {
+    if (!r.report.skipped_because.empty()) continue;
+    ir::graph& g = *r.node->owner();
+    const auto kept = r.report.inputs_after;
+    const auto outputs = static_cast<std::int64_t>(r.bias.size());
+    std::vector<float> stored = r.weight;
+    if (r.transposed) {
+      for (std::int64_t k = 0; k < kept; ++k) {
+        for (std::int64_t o = 0; o < outputs; ++o) stored[static_cast<std::size_t>(o * kept + k)] = r.weight[static_cast<std::size_t>(k * outputs + o)];
+      }
+    }
+    const std::vector<std::int64_t> dims = r.transposed ? std::vector<std::int64_t>{outputs, kept} : std::vector<std::int64_t>{kept, outputs};
+    expects(ir::static_dims(r.node->input(1)) == dims, "a refit weight matches the cut weight");
+    ir::set_constant_input(g, r.node, 1, ir::tensor::from_values<float>("", dims, stored), r.node->input(1)->name() + "_refit");
+    const ir::tensor* bias = ir::constant_tensor(r.bias_owner->input(r.bias_input), m.ir_version);
+    ir::set_constant_input(g, r.bias_owner, r.bias_input, ir::tensor::from_values<float>("", bias->dims, r.bias),
+                           r.bias_owner->input(r.bias_input)->name() + "_refit");
+  }
+}
+
+}  // namespace inferopt::prune
