@@ -82,6 +82,17 @@ def train_tokenizer(lines, vocab, path):
     return tok
 
 
+def split_sentences(eval_count, calib_count):
+    """The seeded split: evaluation, calibration and training sentences, and the generator
+    that training goes on drawing from."""
+    rng = random.Random(0)
+    sentences = stdlib_sentences()
+    rng.shuffle(sentences)
+    evaluation = sentences[:eval_count]
+    calibration = sentences[eval_count:eval_count + calib_count]
+    return evaluation, calibration, sentences[eval_count + calib_count:], rng
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, type=Path)
@@ -100,13 +111,9 @@ def main():
     from transformers import BertConfig, BertModel
 
     args.out.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(0)
-    sentences = stdlib_sentences()
-    rng.shuffle(sentences)
-    evaluation = sentences[:args.eval_count]
-    calibration = sentences[args.eval_count:args.eval_count + args.calib_count]
-    training = sentences[args.eval_count + args.calib_count:]
-    print(f"{len(sentences)} sentences: {len(training)} training, {len(calibration)} calibration, {len(evaluation)} evaluation")
+    evaluation, calibration, training, rng = split_sentences(args.eval_count, args.calib_count)
+    print(f"{len(evaluation) + len(calibration) + len(training)} sentences: {len(training)} training, "
+          f"{len(calibration)} calibration, {len(evaluation)} evaluation")
     (args.out / "calib.txt").write_text("\n".join(calibration) + "\n")
     (args.out / "eval.txt").write_text("\n".join(evaluation) + "\n")
     eval_rng = random.Random(12345)

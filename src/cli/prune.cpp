@@ -198,20 +198,21 @@ bool has_batch_norm(const ir::model& m) {
   return std::any_of(nodes.begin(), nodes.end(), [](const ir::node* n) { return n->is("BatchNormalization"); });
 }
 
-/// How the pruned model agrees with `original`; with BatchNormalization, before and after
-/// recalibrating it on the calibration batches.
-nlohmann::json measure_agreement(const prune_data& d, const ir::model& original, ir::model& m) {
+/// How the pruned model agrees with `original` (report["agreement"]); with BatchNormalization,
+/// before and after recalibrating it on the calibration batches (report["bn_recalibration"]).
+void measure_agreement(const prune_data& d, const ir::model& original, ir::model& m, nlohmann::json& report) {
   const std::string on = d.held_out ? "evaluation" : "calibration";
   const nlohmann::json pruned = agreement(original, m, d.evaluation);
+  report["agreement"] = pruned;
   std::cout << "agreement with the unpruned model on the " << on << " batches: mean output cosine " << std::setprecision(4)
             << pruned["output_cosine"].get<double>() << std::defaultfloat << ", top-1 " << percent(pruned["top1_agreement"]) << "\n";
-  if (!has_batch_norm(m)) return {{"pruned", pruned}};
+  if (!has_batch_norm(m)) return;
   const prune::bn_recalibration_result r = prune::recalibrate_batch_norm(m, d.calibration);
   const nlohmann::json with = agreement(original, m, d.evaluation);
   std::cout << "BatchNormalization recalibration: " << r.layers << " layer(s) from " << r.batches << " batch(es)\n";
   std::cout << "top-1 agreement with the unpruned model on the " << on << " batches: " << percent(pruned["top1_agreement"])
             << " without recalibration, " << percent(with["top1_agreement"]) << " with\n";
-  return {{"pruned", pruned}, {"bn_recalibration", {{"layers", r.layers}, {"batches", r.batches}, {"without", pruned}, {"with", with}}}};
+  report["bn_recalibration"] = {{"layers", r.layers}, {"batches", r.batches}, {"without", pruned}, {"with", with}};
 }
 
 void check_prune_arguments(const prune_cli_options& o) {
@@ -243,7 +244,7 @@ int run_prune(const prune_cli_options& o) {
   print_summary(o, s);
   print_refits(s);
   nlohmann::json report = report_json(o, s);
-  if (!data.calibration.empty()) report["agreement"] = measure_agreement(data, original, m);
+  if (!data.calibration.empty()) measure_agreement(data, original, m, report);
   write_report(o.report, report);
   save_and_announce(m, o.output);
   return 0;

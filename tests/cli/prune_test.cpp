@@ -4,6 +4,8 @@
 // error line with nothing written. Malformed models are in bad_input_test.cpp.
 
 #include <catch2/catch.hpp>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
@@ -64,7 +66,9 @@ TEST_CASE("prune rejects bad options with one error line and writes nothing", "[
   const fs::path out = dir / "out.onnx";
   const auto [flag, value, message] = GENERATE(table<std::string, std::string, std::string>({
       {"--ratio", "1.5", "outside [0, 1)"},
-      {"--criterion", "magic", "--criterion must be l1, l2, bn, fpgm or random"},
+      {"--criterion", "magic", "--criterion must be l1, l2, bn, fpgm, random or energy"},
+      {"--criterion", "energy", "--criterion energy measures channels on calibration data"},
+      {"--eval-text", "eval.txt", "--calib-text and --tokenizer go together"},
       {"--reduction", "median", "--reduction must be mean, sum or max"},
       {"--round-to", "0", "round-to must be at least 1"},
       {"--calib-dir", "no-such-folder", "not a folder"},
@@ -75,4 +79,28 @@ TEST_CASE("prune rejects bad options with one error line and writes nothing", "[
   CHECK(is_one_error_line(r.err));
   CHECK_THAT(r.err, Contains(message));
   CHECK(folder_entries(dir.path()).empty());
+}
+
+TEST_CASE("prune --criterion energy on a text encoder refits the layers reading removed heads and neurons", "[cli][prune]") {
+  scratch dir("prune_text");
+  const fs::path source(INFEROPT_SOURCE_DIR);
+  const fs::path model = source / "tests/models/corpus/bert_dynamic_ts.onnx";
+  const fs::path sentences = dir / "sentences.txt", out = dir / "p.onnx", report = dir / "report.json";
+  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\nA smaller model runs faster.\n"
+                           << "Pruning removes what matters least.\n";
+  process_result r = run_cli({"prune", model.string(), "-o", out.string(), "--criterion", "energy", "--global", "--ratio", "0.3",
+                              "--calib-text", sentences.string(), "--tokenizer",
+                              (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string(), "--report", report.string()});
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("criterion energy") && Contains("least-squares refit") && Contains("mean output cosine"));
+  const json j = json::parse(read_bytes(report));
+  CHECK(j["macs"]["after"].get<double>() < 0.8 * j["macs"]["before"].get<double>());
+  REQUIRE_FALSE(j["refits"].empty());
+  for (const json& refit : j["refits"]) {
+    CAPTURE(refit.dump());
+    CHECK(refit["relative_error_refit"].get<double>() <= refit["relative_error_cut"].get<double>());
+  }
+  CHECK(j["agreement"]["output_cosine"].get<double>() > 0.5);
+  CHECK_FALSE(j.contains("bn_recalibration"));
 }
