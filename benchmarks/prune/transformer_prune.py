@@ -21,10 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "quant"))
-from transformer_int8 import embeddings, feeds, latency, retrieval, sentence_feeds  # noqa: E402
+from transformer_int8 import embedding_check, embeddings, feeds, latency, sentence_feeds  # noqa: E402
 
 
 def prune(cli, model, out, ratio, extra, calibration):
@@ -72,10 +70,8 @@ def main():
     print(f"model {args.model.name}, {len(reference)} evaluation sentences")
     print("variant | MACs after/before | mean cosine with float (min) | retrieval top-1 | MRR")
     for k, p in paths.items():
-        e = embeddings(p, text)
-        cos = np.sum(e * reference, 1) / (np.linalg.norm(e, axis=1) * np.linalg.norm(reference, axis=1))
-        top1, mrr = retrieval(e, embeddings(p, pairs))
-        print(f"  {k} | {macs[k]:.3f} | {np.mean(cos):.4f} ({np.min(cos):.4f}) | {100 * top1:.1f}% | {mrr:.4f}")
+        cos, low, top1, mrr = embedding_check(reference, p, text, pairs)
+        print(f"  {k} | {macs[k]:.3f} | {cos:.4f} ({low:.4f}) | {100 * top1:.1f}% | {mrr:.4f}")
     inputs = feeds(args.model, args.seq, 4)
     for threads in args.threads:
         p50 = latency(paths, inputs, threads, args.rounds, args.iters)

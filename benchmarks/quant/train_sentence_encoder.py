@@ -82,6 +82,32 @@ def train_tokenizer(lines, vocab, path):
     return tok
 
 
+def export_mean_pooled(bert, ids, mask, path):
+    """Exports `bert` (a transformers BertModel) with mean pooling over the attention mask:
+    TorchScript exporter, opset 17, eval mode, batch and sequence dynamic; outputs
+    sentence_embedding (first) and last_hidden_state."""
+    import torch
+
+    class Encoder(torch.nn.Module):
+        """Mean-pooled BertModel, the module the exporter traces (bert is a submodule, so its
+        weights become initializers)."""
+
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask):
+            h = self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            m = attention_mask.unsqueeze(-1).to(h.dtype)
+            return (h * m).sum(1) / m.sum(1).clamp(min=1.0), h
+
+    with torch.no_grad():
+        torch.onnx.export(Encoder(bert).eval(), (ids, mask), str(path), dynamo=False, opset_version=17,
+                          input_names=["input_ids", "attention_mask"], output_names=["sentence_embedding", "last_hidden_state"],
+                          dynamic_axes={"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+                                        "sentence_embedding": {0: "batch"}, "last_hidden_state": {0: "batch", 1: "sequence"}})
+
+
 def split_sentences(eval_count, calib_count):
     """The seeded split: evaluation, calibration and training sentences, and the generator
     that training goes on drawing from."""
@@ -155,25 +181,8 @@ def main():
 
     torch.save(bert.state_dict(), args.out / "encoder.pt")  # what training cost, kept whatever export does
 
-    class Encoder(torch.nn.Module):
-        """Mean-pooled BertModel, the module the exporter traces (bert is a submodule, so its
-        weights become initializers)."""
-
-        def __init__(self, model):
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids, attention_mask):
-            h = self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-            m = attention_mask.unsqueeze(-1).to(h.dtype)
-            return (h * m).sum(1) / m.sum(1).clamp(min=1.0), h
-
     ids, mask = batch_of(evaluation[:2])
-    with torch.no_grad():
-        torch.onnx.export(Encoder(bert).eval(), (ids, mask), str(args.out / "encoder.onnx"), dynamo=False, opset_version=17,
-                          input_names=["input_ids", "attention_mask"], output_names=["sentence_embedding", "last_hidden_state"],
-                          dynamic_axes={"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
-                                        "sentence_embedding": {0: "batch"}, "last_hidden_state": {0: "batch", 1: "sequence"}})
+    export_mean_pooled(bert, ids, mask, args.out / "encoder.onnx")
     print(f"wrote {args.out / 'encoder.onnx'}")
 
 

@@ -110,6 +110,15 @@ def retrieval(sentences, paraphrases):
     return float(np.mean(rank == 0)), float(np.mean(1.0 / (rank + 1)))
 
 
+def embedding_check(reference, path, text, pairs):
+    """Mean and min cosine of `path`'s embeddings of `text` with `reference`'s, and the
+    retrieval check of its paraphrase embeddings (top-1, MRR)."""
+    e = embeddings(path, text)
+    cos = np.sum(e * reference, 1) / (np.linalg.norm(e, axis=1) * np.linalg.norm(reference, axis=1))
+    top1, mrr = retrieval(e, embeddings(path, pairs))
+    return float(np.mean(cos)), float(np.min(cos)), top1, mrr
+
+
 def mean_cosine(reference, candidate, inputs):
     a, b = session(reference, 2), session(candidate, 2)
     cos = []
@@ -183,10 +192,8 @@ def main():
         reference = embeddings(args.model, text)
         print(f"\n{len(reference)} evaluation sentences: variant | mean cosine with float | retrieval top-1 | MRR")
         for k, p in paths.items():
-            e = embeddings(p, text)
-            cos = np.sum(e * reference, 1) / (np.linalg.norm(e, axis=1) * np.linalg.norm(reference, axis=1))
-            top1, mrr = retrieval(e, embeddings(p, pairs))
-            print(f"  {k} | {np.mean(cos):.4f} (min {np.min(cos):.4f}) | {100 * top1:.1f}% | {mrr:.4f}")
+            cos, low, top1, mrr = embedding_check(reference, p, text, pairs)
+            print(f"  {k} | {cos:.4f} (min {low:.4f}) | {100 * top1:.1f}% | {mrr:.4f}")
     info = {k: (mean_cosine(args.model, p, inputs) if k != "float" else 1.0, kernels(p, work)) for k, p in paths.items()}
     for threads in args.threads:
         p50 = latency(paths, inputs, threads, args.rounds, args.iters)

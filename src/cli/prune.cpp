@@ -95,7 +95,7 @@ std::string percent(double x) {
 prune::prune_options prune_options_of(const prune_cli_options& o) {
   prune::prune_options options;
   const auto criterion = prune::parse_criterion(o.criterion);
-  if (!criterion) throw error(errc::invalid_argument, "--criterion must be l1, l2, bn, fpgm, random or energy, not '" + o.criterion + "'");
+  if (!criterion) throw error(errc::invalid_argument, "--criterion must be l1, l2, bn, fpgm, random, energy or obs, not '" + o.criterion + "'");
   const auto reduction = prune::parse_reduction(o.reduction);
   if (!reduction) throw error(errc::invalid_argument, "--reduction must be mean, sum or max, not '" + o.reduction + "'");
   options.importance = {*criterion, *reduction, o.seed};
@@ -223,8 +223,8 @@ void check_prune_arguments(const prune_cli_options& o) {
   if ((!o.eval_dir.empty() && o.calib_dir.empty()) || (!o.eval_text.empty() && o.calib_text.empty())) {
     throw error(errc::invalid_argument, "--eval-dir needs --calib-dir and --eval-text needs --calib-text");
   }
-  if (o.criterion == "energy" && o.calib_dir.empty() && o.calib_text.empty()) {
-    throw error(errc::invalid_argument, "--criterion energy measures channels on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
+  if ((o.criterion == "energy" || o.criterion == "obs") && o.calib_dir.empty() && o.calib_text.empty()) {
+    throw error(errc::invalid_argument, "--criterion " + o.criterion + " measures channels on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
   }
   probe_writable({o.output, o.report});
 }
@@ -254,7 +254,7 @@ void declare_prune(CLI::App& sub, prune_cli_options& o) {
   add_model_and_output(sub, o.input, o.output);
   sub.add_option("--ratio", o.ratio, "Share of channels to remove, in [0, 1) (default 0.3)");
   sub.add_option("--criterion", o.criterion,
-                 "Importance: l1, l2, bn (|gamma|), fpgm, random, or energy (what a channel adds to the layers reading it, on calibration data; with --global, per weight removed) (default l1)");
+                 "Importance: l1, l2, bn (|gamma|), fpgm, random; on calibration data energy (what a channel adds to the layers reading it) or obs (what stays lost once the layers reading it are refit); with --global these two rank per weight removed (default l1)");
   sub.add_option("--reduction", o.reduction, "How coupled channels' scores combine: mean, sum or max (default mean)");
   sub.add_flag("--global", o.global, "Rank channels across all layers instead of the same ratio per layer");
   sub.add_option("--max-layer-ratio", o.max_layer_ratio, "With --global: most any layer may lose (default 0.9)");

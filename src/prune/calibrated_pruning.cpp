@@ -152,8 +152,14 @@ std::vector<channel_reader> channel_readers(const ir::model& m, const channel_an
 }
 
 std::vector<std::vector<double>> output_energy_importance(const ir::model& m, const channel_analysis& a,
-                                                          std::span<const runtime::tensor_map> batches) {
-  const std::vector<channel_reader> readers = channel_readers(m, a);
+                                                          std::span<const runtime::tensor_map> batches, bool conv_readers_only) {
+  if (batches.empty()) throw error(errc::invalid_argument, "calibrated pruning needs calibration batches");
+  std::vector<channel_reader> readers;
+  for (const channel_reader& r : channel_readers(m, a)) {
+    if (!conv_readers_only || !is_linear(*r.node)) readers.push_back(r);
+  }
+  std::vector<std::vector<double>> scores = empty_scores(a);
+  if (readers.empty()) return scores;
   std::vector<std::vector<moment_block>> blocks;
   std::vector<std::int64_t> rows(readers.size(), 0);
   std::vector<const ir::value*> inputs;
@@ -168,7 +174,6 @@ std::vector<std::vector<double>> output_energy_importance(const ir::model& m, co
     }
     rows[i] += accumulate(t, readers[i].feature_axis, blocks[i]);
   });
-  std::vector<std::vector<double>> scores = empty_scores(a);
   for (std::size_t i = 0; i < readers.size(); ++i) {
     const weight_slices w(*readers[i].node, m.ir_version);
     for (const moment_block& b : blocks[i]) {

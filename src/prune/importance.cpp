@@ -19,6 +19,7 @@ std::optional<importance_criterion> parse_criterion(std::string_view name) {
   if (name == "fpgm") return importance_criterion::fpgm;
   if (name == "random") return importance_criterion::random;
   if (name == "energy") return importance_criterion::output_energy;
+  if (name == "obs") return importance_criterion::reconstruction;
   return std::nullopt;
 }
 
@@ -30,6 +31,7 @@ std::string_view to_string(importance_criterion c) noexcept {
     case importance_criterion::fpgm: return "fpgm";
     case importance_criterion::random: return "random";
     case importance_criterion::output_energy: return "energy";
+    case importance_criterion::reconstruction: return "obs";
   }
   return "?";
 }
@@ -123,8 +125,8 @@ double reduce(const std::vector<double>& xs, score_reduction how) {
 
 std::vector<std::vector<double>> unit_importance(const ir::model& m, const channel_analysis& a,
                                                  const importance_options& options) {
-  if (options.criterion == importance_criterion::output_energy) {
-    throw error(errc::invalid_argument, "the energy criterion needs calibration data (output_energy_importance)");
+  if (options.criterion == importance_criterion::output_energy || options.criterion == importance_criterion::reconstruction) {
+    throw error(errc::invalid_argument, "the " + std::string(to_string(options.criterion)) + " criterion needs calibration data");
   }
   const std::int64_t ir_version = m.ir_version;
   std::vector<std::vector<double>> out(a.groups.size());

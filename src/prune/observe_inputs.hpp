@@ -36,4 +36,21 @@ inline void observe_inputs(const ir::model& m, const std::vector<const ir::value
   }
 }
 
+/// Splits items of `bytes[i]` into consecutive passes of at most `budget` bytes (one item at
+/// least each) and calls `run(first, last)` for each: moments held at once stay bounded.
+template <class Run>
+inline void in_passes(const std::vector<std::int64_t>& bytes, std::int64_t budget, Run run) {
+  std::size_t first = 0;
+  std::int64_t held = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (i > first && held + bytes[i] > budget) {
+      run(first, i);
+      first = i;
+      held = 0;
+    }
+    held += bytes[i];
+  }
+  if (first < bytes.size()) run(first, bytes.size());
+}
+
 }  // namespace inferopt::prune

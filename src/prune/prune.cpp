@@ -82,10 +82,13 @@ prune_summary prune_model(ir::model& m, const prune_options& options, std::span<
     ++s.prunable_groups;
     s.prunable_units += static_cast<std::int64_t>(g.units.size());
   }
-  const bool calibrated = options.importance.criterion == importance_criterion::output_energy;
+  const importance_criterion criterion = options.importance.criterion;
+  const bool calibrated = criterion == importance_criterion::output_energy || criterion == importance_criterion::reconstruction;
   selection_options selection = options.selection;
   if (calibrated && selection.global && selection.unit_costs.empty()) selection.unit_costs = unit_weight_counts(m, a);
-  const auto scores = calibrated ? output_energy_importance(m, a, calibration) : unit_importance(m, a, options.importance);
+  const auto scores = criterion == importance_criterion::output_energy  ? output_energy_importance(m, a, calibration)
+                      : criterion == importance_criterion::reconstruction ? reconstruction_importance(m, a, calibration, options.refit_options)
+                                                                          : unit_importance(m, a, options.importance);
   const pruning_plan plan = select_units(a, scores, selection);
   s.removed_units = plan.removed_units();
   std::vector<planned_refit> refits;

@@ -10,6 +10,7 @@
 #include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/shapes.hpp"
 #include "inferopt/prune/calibrated_pruning.hpp"
+#include "linear_weight.hpp"
 #include "observe_inputs.hpp"
 
 namespace inferopt::prune {
@@ -56,24 +57,6 @@ bool find_bias(planned_refit& r, std::int64_t outputs, std::int64_t ir_version) 
   r.bias_owner = add;
   r.bias_input = other;
   return true;
-}
-
-/// The reader's weight as [K, N] row-major.
-std::vector<float> weight_rows(const ir::node& n, bool transposed, std::int64_t ir_version, std::int64_t& outputs) {
-  const ir::tensor* w = ir::constant_tensor(n.input(1), ir_version);
-  const std::vector<double> stored = *ir::constant_floats(n.input(1), ir_version);
-  std::vector<float> values(stored.begin(), stored.end());
-  if (!transposed) {
-    outputs = w->dims[1];
-    return values;
-  }
-  const std::int64_t rows = w->dims[1];
-  outputs = w->dims[0];
-  std::vector<float> out(values.size());
-  for (std::int64_t o = 0; o < outputs; ++o) {
-    for (std::int64_t k = 0; k < rows; ++k) out[static_cast<std::size_t>(k * outputs + o)] = values[static_cast<std::size_t>(o * rows + k)];
-  }
-  return out;
 }
 
 /// A reader the plan cuts, with what its refit needs.
@@ -148,21 +131,17 @@ std::vector<planned_refit> plan_refits(const ir::model& m, const channel_analysi
                                        std::span<const runtime::tensor_map> batches, const refit_plan_options& options) {
   const std::vector<channel_reader> readers = channel_readers(m, a);
   std::vector<refit_job> jobs = jobs_of(m, a, readers, removed_channels(a, plan));
-  // Passes over the batches, each holding at most max_gram_bytes of moments (at least one reader).
-  std::vector<refit_job*> pass;
-  std::int64_t bytes = 0;
+  std::vector<refit_job*> pending;
+  std::vector<std::int64_t> bytes;
   for (refit_job& job : jobs) {
     if (!job.result.report.skipped_because.empty()) continue;
     const auto k = static_cast<std::int64_t>(job.reader->site->layout.size()) + 1;
-    if (!pass.empty() && bytes + k * k * 8 > options.max_gram_bytes) {
-      solve_pass(m, pass, batches, options.solve);
-      pass.clear();
-      bytes = 0;
-    }
-    pass.push_back(&job);
-    bytes += k * k * 8;
+    pending.push_back(&job);
+    bytes.push_back(k * k * 8);
   }
-  if (!pass.empty()) solve_pass(m, pass, batches, options.solve);
+  in_passes(bytes, options.max_gram_bytes, [&](std::size_t first, std::size_t last) {
+    solve_pass(m, {pending.begin() + first, pending.begin() + last}, batches, options.solve);
+  });
   std::vector<planned_refit> out;
   for (refit_job& job : jobs) out.push_back(std::move(job.result));
   return out;

@@ -66,7 +66,7 @@ TEST_CASE("prune rejects bad options with one error line and writes nothing", "[
   const fs::path out = dir / "out.onnx";
   const auto [flag, value, message] = GENERATE(table<std::string, std::string, std::string>({
       {"--ratio", "1.5", "outside [0, 1)"},
-      {"--criterion", "magic", "--criterion must be l1, l2, bn, fpgm, random or energy"},
+      {"--criterion", "magic", "--criterion must be l1, l2, bn, fpgm, random, energy or obs"},
       {"--criterion", "energy", "--criterion energy measures channels on calibration data"},
       {"--eval-text", "eval.txt", "--calib-text and --tokenizer go together"},
       {"--reduction", "median", "--reduction must be mean, sum or max"},

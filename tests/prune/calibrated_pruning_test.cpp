@@ -144,3 +144,25 @@ TEST_CASE("global selection by cost removes cheap unimportant units first and st
   CHECK(plan.groups[0].removed_units == std::vector<std::size_t>{0});
   CHECK(plan.groups[1].removed_units == std::vector<std::size_t>{0, 1, 2, 3});
 }
+
+TEST_CASE("obs importance of a unit is what the refit leaves when that unit alone is removed", "[prune][calibrated]") {
+  const ir::model m = two_layer_model();
+  const prune::channel_analysis a = test::analyze_without_defaults(m);
+  const auto feeds = batches(m, 4);
+  const prune::refit_plan_options options;
+  const auto scores = prune::reconstruction_importance(m, a, feeds, options);
+  const std::size_t g = static_cast<std::size_t>(test::prunable_groups(a)[0] - a.groups.data());
+  // Refit after removing each unit alone: the left-over errors must rank and scale like the scores.
+  std::vector<double> left;
+  for (std::size_t u = 0; u < 10; ++u) {
+    prune::pruning_plan plan;
+    plan.groups.push_back({g, {u}});
+    const auto refits = prune::plan_refits(m, a, plan, feeds, options);
+    REQUIRE(refits.size() == 1);
+    left.push_back(refits[0].report.relative_error_refit);
+  }
+  for (std::size_t u = 1; u < 10; ++u) {
+    CAPTURE(u);
+    CHECK(scores[g][u] / scores[g][0] == Approx(left[u] / left[0]).epsilon(2e-2));
+  }
+}

@@ -39,9 +39,23 @@ struct channel_reader {
 
 /// Importance of every unit (`result[g][u]`, empty for pinned groups): the mean energy its
 /// channels add to its readers' outputs on `batches`, run through `m` (not changed).
+/// `conv_readers_only`: count only the readers that are not MatMul/Gemm.
 /// @throws error(errc::invalid_argument) for no batches or non-float activations.
 [[nodiscard]] std::vector<std::vector<double>> output_energy_importance(const ir::model& m, const channel_analysis& a,
-                                                                        std::span<const runtime::tensor_map> batches);
+                                                                        std::span<const runtime::tensor_map> batches,
+                                                                        bool conv_readers_only = false);
+
+struct refit_plan_options;
+
+/// Importance as what stays lost after the refit (Optimal Brain Surgeon; SparseGPT's
+/// saliency, for a unit of several rows at once): at each MatMul/Gemm reader, the mean energy
+/// trace(W_S^T ([H^-1]_SS)^-1 W_S) of removing the unit's rows S while the other inputs are
+/// refit, H the reader's input moments with the refit's ridge; Conv readers count their
+/// output energy. Redundant units (FFN neurons the others can stand in for) score low.
+/// @throws error(errc::invalid_argument) as output_energy_importance.
+[[nodiscard]] std::vector<std::vector<double>> reconstruction_importance(const ir::model& m, const channel_analysis& a,
+                                                                         std::span<const runtime::tensor_map> batches,
+                                                                         const refit_plan_options& options);
 
 /// Weights each unit takes with it (elements of every constant it cuts): the cost the
 /// global selection balances against importance.

@@ -20,6 +20,9 @@ enum class importance_criterion {
   /// what the unit adds to the layers reading it, on calibration data
   /// (calibrated_pruning.hpp: output_energy_importance; unit_importance refuses it)
   output_energy,
+  /// what stays lost once the other inputs are refit (calibrated_pruning.hpp:
+  /// reconstruction_importance; unit_importance refuses it)
+  reconstruction,
 };
 
 /// How the scores of coupled channels (one per source in a residual group) combine.
