@@ -139,8 +139,7 @@ std::vector<std::vector<double>> empty_scores(const channel_analysis& a) {
 
 }  // namespace
 
-std::vector<channel_reader> channel_readers(const ir::model& m, const channel_analysis& a) {
-  (void)m;
+std::vector<channel_reader> channel_readers(const channel_analysis& a) {
   std::vector<channel_reader> out;
   for (const cut_site& s : a.sites) {
     const auto axis = reader_axis(s);
@@ -155,7 +154,7 @@ std::vector<std::vector<double>> output_energy_importance(const ir::model& m, co
                                                           std::span<const runtime::tensor_map> batches, bool conv_readers_only) {
   if (batches.empty()) throw error(errc::invalid_argument, "calibrated pruning needs calibration batches");
   std::vector<channel_reader> readers;
-  for (const channel_reader& r : channel_readers(m, a)) {
+  for (const channel_reader& r : channel_readers(a)) {
     if (!conv_readers_only || !is_linear(*r.node)) readers.push_back(r);
   }
   std::vector<std::vector<double>> scores = empty_scores(a);

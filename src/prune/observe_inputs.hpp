@@ -9,6 +9,8 @@
 
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/model.hpp"
+#include "inferopt/prune/channel_groups.hpp"
+#include "inferopt/prune/least_squares_refit.hpp"
 #include "inferopt/runtime/session.hpp"
 
 namespace inferopt::prune {
@@ -34,6 +36,25 @@ inline void observe_inputs(const ir::model& m, const std::vector<const ir::value
     for (const auto& [name, t] : feed) dispatch(name, t);  // a reader may read a graph input
     (void)s.run(feed);
   }
+}
+
+/// The moments [X 1]^T [X 1] of the input of each of `readers` (a MatMul's or Gemm's input 0,
+/// features on its last axis, as many as the reader's cut site has positions).
+inline std::vector<input_gram> reader_input_grams(const ir::model& m, const std::vector<const cut_site*>& readers,
+                                                  std::span<const runtime::tensor_map> batches) {
+  std::vector<input_gram> grams;
+  std::vector<const ir::value*> inputs;
+  for (const cut_site* s : readers) {
+    grams.emplace_back(static_cast<std::int64_t>(s->layout.size()));
+    inputs.push_back(s->node->input(0));
+  }
+  observe_inputs(m, inputs, batches, [&](std::size_t i, const runtime::tensor& t) {
+    if (t.rank() == 0 || t.dim(t.rank() - 1) != grams[i].features()) {
+      throw error(errc::invalid_argument, "calibration activation '" + inputs[i]->name() + "' does not have the analysed shape");
+    }
+    grams[i].add(t.values<float>());
+  });
+  return grams;
 }
 
 /// Splits items of `bytes[i]` into consecutive passes of at most `budget` bytes (one item at

@@ -101,18 +101,9 @@ std::vector<refit_job> jobs_of(const ir::model& m, const channel_analysis& a, co
 /// Gathers the moments of `pass`'s readers' inputs and solves their refits.
 void solve_pass(const ir::model& m, std::vector<refit_job*> pass, std::span<const runtime::tensor_map> batches,
                 const refit_options& solve) {
-  std::vector<input_gram> grams;
-  std::vector<const ir::value*> inputs;
-  for (refit_job* job : pass) {
-    grams.emplace_back(static_cast<std::int64_t>(job->reader->site->layout.size()));
-    inputs.push_back(job->reader->node->input(0));
-  }
-  observe_inputs(m, inputs, batches, [&](std::size_t i, const runtime::tensor& t) {
-    if (t.rank() == 0 || t.dim(t.rank() - 1) != grams[i].features()) {
-      throw error(errc::invalid_argument, "calibration activation '" + inputs[i]->name() + "' does not have the analysed shape");
-    }
-    grams[i].add(t.values<float>());
-  });
+  std::vector<const cut_site*> sites;
+  for (refit_job* job : pass) sites.push_back(job->reader->site);
+  const std::vector<input_gram> grams = reader_input_grams(m, sites, batches);
   for (std::size_t i = 0; i < pass.size(); ++i) {
     refit_job& job = *pass[i];
     const std::vector<double> stored = *ir::constant_floats(job.result.bias_owner->input(job.result.bias_input), m.ir_version);
@@ -129,7 +120,7 @@ void solve_pass(const ir::model& m, std::vector<refit_job*> pass, std::span<cons
 
 std::vector<planned_refit> plan_refits(const ir::model& m, const channel_analysis& a, const pruning_plan& plan,
                                        std::span<const runtime::tensor_map> batches, const refit_plan_options& options) {
-  const std::vector<channel_reader> readers = channel_readers(m, a);
+  const std::vector<channel_reader> readers = channel_readers(a);
   std::vector<refit_job> jobs = jobs_of(m, a, readers, removed_channels(a, plan));
   std::vector<refit_job*> pending;
   std::vector<std::int64_t> bytes;

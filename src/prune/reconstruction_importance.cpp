@@ -53,7 +53,7 @@ std::vector<std::vector<double>> reconstruction_importance(const ir::model& m, c
                                                            std::span<const runtime::tensor_map> batches,
                                                            const refit_plan_options& options) {
   std::vector<channel_reader> readers;
-  for (const channel_reader& r : channel_readers(m, a)) {
+  for (const channel_reader& r : channel_readers(a)) {
     if (r.node->is("MatMul") || r.node->is("Gemm")) readers.push_back(r);
   }
   std::vector<std::vector<double>> scores = output_energy_importance(m, a, batches, /*conv_only=*/true);
@@ -63,18 +63,9 @@ std::vector<std::vector<double>> reconstruction_importance(const ir::model& m, c
     bytes.push_back(k * k * 8);
   }
   in_passes(bytes, options.max_gram_bytes, [&](std::size_t first, std::size_t last) {
-    std::vector<input_gram> grams;
-    std::vector<const ir::value*> inputs;
-    for (std::size_t i = first; i < last; ++i) {
-      grams.emplace_back(static_cast<std::int64_t>(readers[i].site->layout.size()));
-      inputs.push_back(readers[i].node->input(0));
-    }
-    observe_inputs(m, inputs, batches, [&](std::size_t i, const runtime::tensor& t) {
-      if (t.rank() == 0 || t.dim(t.rank() - 1) != grams[i].features()) {
-        throw error(errc::invalid_argument, "calibration activation '" + inputs[i]->name() + "' does not have the analysed shape");
-      }
-      grams[i].add(t.values<float>());
-    });
+    std::vector<const cut_site*> sites;
+    for (std::size_t i = first; i < last; ++i) sites.push_back(readers[i].site);
+    const std::vector<input_gram> grams = reader_input_grams(m, sites, batches);
     for (std::size_t i = first; i < last; ++i) {
       const channel_reader& r = readers[i];
       const input_gram& gram = grams[i - first];

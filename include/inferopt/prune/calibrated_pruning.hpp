@@ -35,7 +35,7 @@ struct channel_reader {
 };
 
 /// The readers among `a`'s cut sites (those of prunable groups only).
-[[nodiscard]] std::vector<channel_reader> channel_readers(const ir::model& m, const channel_analysis& a);
+[[nodiscard]] std::vector<channel_reader> channel_readers(const channel_analysis& a);
 
 /// Importance of every unit (`result[g][u]`, empty for pinned groups): the mean energy its
 /// channels add to its readers' outputs on `batches`, run through `m` (not changed).
