@@ -8,6 +8,7 @@
 #include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/statistics.hpp"
 #include "inferopt/ir/verify.hpp"
+#include "inferopt/pass/cleanup/remove_unused.hpp"
 #include "inferopt/pass/fold_constants.hpp"
 
 namespace inferopt::prune {
@@ -95,6 +96,9 @@ prune_summary prune_model(ir::model& m, const prune_options& options, std::span<
   if (options.refit && !calibration.empty()) refits = plan_refits(m, a, plan, calibration, options.refit_options);
   s.applied = apply_pruning(m, a, plan);
   install_refits(m, refits);
+  // Cuts and refits give their nodes new constants; the old ones would still be saved.
+  pass_context cleanup(m);
+  (void)remove_unused{}.run(m.graph(), cleanup);
   for (planned_refit& r : refits) s.refits.push_back(std::move(r.report));
 
   std::map<std::string, layer_cost> after;
