@@ -11,13 +11,13 @@
 #include <iostream>
 #include <sstream>
 
+#include "calibration_data.hpp"
 #include "commands.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
 #include "inferopt/prune/bn_recalibration.hpp"
 #include "inferopt/prune/prune.hpp"
-#include "inferopt/quant/quantization_error.hpp"
 
 namespace inferopt::cli {
 namespace {
@@ -36,12 +36,7 @@ struct prune_cli_options {
   std::vector<std::string> ignore;
   bool no_default_ignores = false;
   std::uint64_t seed = 0;
-  std::string calib_dir;
-  std::string eval_dir;
-  std::string calib_text;
-  std::string eval_text;
-  std::string tokenizer;
-  std::size_t seq_len = 0;
+  calibration_sources data;
   bool no_refit = false;
   bool explain = false;
   std::string report;
@@ -71,18 +66,6 @@ void print_layers(const prune::prune_summary& s) {
 
 nlohmann::json to_json(const prune::layer_cost& c) {
   return {{"params", c.params}, {"macs", c.macs}, {"output_channels", c.output_channels}};
-}
-
-/// Agreement of `candidate` with `reference` on `batches`: top-1 and the first output's SQNR.
-nlohmann::json agreement(const ir::model& reference, const ir::model& candidate,
-                         const std::vector<runtime::tensor_map>& batches) {
-  const quant::quantization_error e = quant::measure_quantization_error(reference, candidate, batches);
-  nlohmann::json out{{"top1_agreement", e.top1_agreement}, {"samples", e.samples}, {"output_cosine", e.output_cosine}};
-  const std::string& first_output = reference.graph().outputs().front()->name();
-  for (const quant::tensor_sqnr& t : e.tensors) {
-    if (t.name == first_output) out["output_sqnr_db"] = std::isfinite(t.sqnr_db) ? nlohmann::json(t.sqnr_db) : nlohmann::json(nullptr);
-  }
-  return out;
 }
 
 std::string percent(double x) {
@@ -172,27 +155,6 @@ nlohmann::json report_json(const prune_cli_options& o, const prune::prune_summar
           {"refits", refits_json(s)}};
 }
 
-/// Calibration batches (--calib-dir or --calib-text) and the batches agreement is measured on
-/// (--eval-dir / --eval-text, else the calibration ones), both from the unpruned model.
-struct prune_data {
-  std::vector<runtime::tensor_map> calibration;
-  std::vector<runtime::tensor_map> evaluation;
-  bool held_out = false;
-};
-
-prune_data read_prune_data(const prune_cli_options& o, const ir::model& original) {
-  prune_data d;
-  if (o.calib_dir.empty() && o.calib_text.empty()) return d;
-  runtime::session probe(original, {.threads = 1});
-  const auto read = [&](const std::string& dir, const std::string& text) {
-    return dir.empty() ? text_batches(probe, text, o.tokenizer, o.seq_len) : batches_from_dir(probe, dir);
-  };
-  d.calibration = read(o.calib_dir, o.calib_text);
-  d.held_out = !o.eval_dir.empty() || !o.eval_text.empty();
-  d.evaluation = d.held_out ? read(o.eval_dir, o.eval_text) : d.calibration;
-  return d;
-}
-
 bool has_batch_norm(const ir::model& m) {
   const auto nodes = m.graph().nodes();
   return std::any_of(nodes.begin(), nodes.end(), [](const ir::node* n) { return n->is("BatchNormalization"); });
@@ -200,12 +162,10 @@ bool has_batch_norm(const ir::model& m) {
 
 /// How the pruned model agrees with `original` (report["agreement"]); with BatchNormalization,
 /// before and after recalibrating it on the calibration batches (report["bn_recalibration"]).
-void measure_agreement(const prune_data& d, const ir::model& original, ir::model& m, nlohmann::json& report) {
+void measure_agreement(const calibration_data& d, const ir::model& original, ir::model& m, nlohmann::json& report) {
   const std::string on = d.held_out ? "evaluation" : "calibration";
-  const nlohmann::json pruned = agreement(original, m, d.evaluation);
+  const nlohmann::json pruned = report_agreement(d, original, m);
   report["agreement"] = pruned;
-  std::cout << "agreement with the unpruned model on the " << on << " batches: mean output cosine " << std::setprecision(4)
-            << pruned["output_cosine"].get<double>() << std::defaultfloat << ", top-1 " << percent(pruned["top1_agreement"]) << "\n";
   if (!has_batch_norm(m)) return;
   const prune::bn_recalibration_result r = prune::recalibrate_batch_norm(m, d.calibration);
   const nlohmann::json with = agreement(original, m, d.evaluation);
@@ -217,13 +177,8 @@ void measure_agreement(const prune_data& d, const ir::model& original, ir::model
 
 void check_prune_arguments(const prune_cli_options& o) {
   refuse_overwrite(o.input, o.output);
-  if (!o.calib_dir.empty() && !o.calib_text.empty()) throw error(errc::invalid_argument, "give --calib-dir or --calib-text, not both");
-  const bool text = !o.calib_text.empty() || !o.eval_text.empty();
-  if (text != !o.tokenizer.empty()) throw error(errc::invalid_argument, "--calib-text and --tokenizer go together");
-  if ((!o.eval_dir.empty() && o.calib_dir.empty()) || (!o.eval_text.empty() && o.calib_text.empty())) {
-    throw error(errc::invalid_argument, "--eval-dir needs --calib-dir and --eval-text needs --calib-text");
-  }
-  if ((o.criterion == "energy" || o.criterion == "obs") && o.calib_dir.empty() && o.calib_text.empty()) {
+  check_calibration_sources(o.data);
+  if ((o.criterion == "energy" || o.criterion == "obs") && !o.data.given()) {
     throw error(errc::invalid_argument, "--criterion " + o.criterion + " measures channels on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
   }
   probe_writable({o.output, o.report});
@@ -238,7 +193,7 @@ int run_prune(const prune_cli_options& o) {
     prune::prepare_for_analysis(m);
     std::cout << prune::explain(prune::analyze_channels(m, options.analysis));
   }
-  const prune_data data = read_prune_data(o, original);
+  const calibration_data data = read_calibration(o.data, original);
   const prune::prune_summary s = prune::prune_model(m, options, data.calibration);
   ir::verify(m.graph());
   print_summary(o, s);
@@ -262,13 +217,8 @@ void declare_prune(CLI::App& sub, prune_cli_options& o) {
   sub.add_option("--ignore", o.ignore, "A node whose output channels must stay (repeatable)");
   sub.add_flag("--no-default-ignores", o.no_default_ignores, "Also prune the first conv and the last layer");
   sub.add_option("--seed", o.seed, "Seed of --criterion random (default 0)");
-  sub.add_option("--calib-dir", o.calib_dir,
-                 "Calibration batches (test-data subfolders or one .pb per batch): refit the layers reading removed channels, recalibrate BatchNormalization, measure agreement");
-  sub.add_option("--calib-text", o.calib_text, "Calibration sentences of a text encoder, one per line (needs --tokenizer)");
-  sub.add_option("--tokenizer", o.tokenizer, "A WordPiece tokenizer.json (Hugging Face) for --calib-text and --eval-text");
-  sub.add_option("--seq-len", o.seq_len, "Pad or truncate sentences to this length where the model's sequence is symbolic");
-  sub.add_option("--eval-dir", o.eval_dir, "Batches to measure agreement on (default: the calibration batches)");
-  sub.add_option("--eval-text", o.eval_text, "Sentences to measure agreement on (default: the calibration sentences)");
+  declare_calibration_options(sub, o.data,
+                              "Calibration batches (test-data subfolders or one .pb per batch): refit the layers reading removed channels, recalibrate BatchNormalization, measure agreement");
   sub.add_flag("--no-refit", o.no_refit, "With calibration data, only cut (no least-squares refit)");
   sub.add_flag("--explain", o.explain, "Print every channel group: sources, cut sites, why pinned");
   sub.add_option("--report", o.report, "Write a JSON report (per layer params/MACs before and after, agreement)");

@@ -6,13 +6,14 @@
 #include <cmath>
 #include <string>
 
+#include "gram_matrix.hpp"
 #include "inferopt/core/error.hpp"
 
 namespace inferopt::prune {
 
 namespace {
 
-using matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
+using matrix = dense_matrix;
 
 /// The squared output error of candidate rows `c` on the kept inputs: || X_K c - X w ||^2
 /// expanded over the moments (`total` is || X w ||^2, `cross` is G[K, :] w, `kept_gram` G[K, K]).
@@ -69,10 +70,7 @@ refit_result refit_after_cut(const input_gram& gram, std::span<const float> weig
   rows.push_back(f);
   const auto k = static_cast<Eigen::Index>(rows.size());
 
-  matrix g(f + 1, f + 1);
-  for (std::int64_t i = 0; i <= f; ++i) {
-    for (std::int64_t j = 0; j <= f; ++j) g(i, j) = gram.at(i, j);
-  }
+  const matrix g = moments_matrix(gram);
   matrix kept_gram(k, k), cross(k, outputs), cut(k, outputs);
   const matrix g_w = g * w;
   for (Eigen::Index a = 0; a < k; ++a) {

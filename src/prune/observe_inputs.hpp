@@ -38,16 +38,11 @@ inline void observe_inputs(const ir::model& m, const std::vector<const ir::value
   }
 }
 
-/// The moments [X 1]^T [X 1] of the input of each of `readers` (a MatMul's or Gemm's input 0,
-/// features on its last axis, as many as the reader's cut site has positions).
-inline std::vector<input_gram> reader_input_grams(const ir::model& m, const std::vector<const cut_site*>& readers,
-                                                  std::span<const runtime::tensor_map> batches) {
+/// The moments [X 1]^T [X 1] of each of `inputs`, features on its last axis (`features[i]` of them).
+inline std::vector<input_gram> input_grams(const ir::model& m, const std::vector<const ir::value*>& inputs,
+                                           const std::vector<std::int64_t>& features, std::span<const runtime::tensor_map> batches) {
   std::vector<input_gram> grams;
-  std::vector<const ir::value*> inputs;
-  for (const cut_site* s : readers) {
-    grams.emplace_back(static_cast<std::int64_t>(s->layout.size()));
-    inputs.push_back(s->node->input(0));
-  }
+  for (std::int64_t f : features) grams.emplace_back(f);
   observe_inputs(m, inputs, batches, [&](std::size_t i, const runtime::tensor& t) {
     if (t.rank() == 0 || t.dim(t.rank() - 1) != grams[i].features()) {
       throw error(errc::invalid_argument, "calibration activation '" + inputs[i]->name() + "' does not have the analysed shape");
@@ -55,6 +50,19 @@ inline std::vector<input_gram> reader_input_grams(const ir::model& m, const std:
     grams[i].add(t.values<float>());
   });
   return grams;
+}
+
+/// The moments of the input of each of `readers` (a MatMul's or Gemm's input 0, as many
+/// features as the reader's cut site has positions).
+inline std::vector<input_gram> reader_input_grams(const ir::model& m, const std::vector<const cut_site*>& readers,
+                                                  std::span<const runtime::tensor_map> batches) {
+  std::vector<const ir::value*> inputs;
+  std::vector<std::int64_t> features;
+  for (const cut_site* s : readers) {
+    inputs.push_back(s->node->input(0));
+    features.push_back(static_cast<std::int64_t>(s->layout.size()));
+  }
+  return input_grams(m, inputs, features, batches);
 }
 
 /// Splits items of `bytes[i]` into consecutive passes of at most `budget` bytes (one item at

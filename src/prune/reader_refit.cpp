@@ -36,26 +36,12 @@ bool outputs_cut(const channel_analysis& a, const cut_site& reader, const std::s
   });
 }
 
-/// Where a linear layer's bias lives: a Gemm's C, or the Add of a constant [N] after a MatMul.
+/// Finds the reader's bias for the refit to move the removed inputs' mean into.
 bool find_bias(planned_refit& r, std::int64_t outputs, std::int64_t ir_version) {
-  ir::node& n = *r.node;
-  const auto is_bias = [&](const ir::value* v) {
-    const ir::tensor* t = ir::constant_tensor(v, ir_version);
-    return t && t->dtype == ir::data_type::float32 && ir::tensor::element_count(t->dims) == outputs &&
-           !t->dims.empty() && t->dims.back() == outputs;
-  };
-  if (n.is("Gemm")) {
-    if (!is_bias(n.input(2))) return false;
-    r.bias_owner = &n;
-    r.bias_input = 2;
-    return true;
-  }
-  ir::node* add = ir::sole_user(n.output(0));
-  if (!add || !add->is("Add") || add->inputs().size() != 2) return false;
-  const std::size_t other = add->input(0) == n.output(0) ? 1 : 0;
-  if (!is_bias(add->input(other))) return false;
-  r.bias_owner = add;
-  r.bias_input = other;
+  const std::optional<bias_site> b = prune::find_bias(*r.node, outputs, ir_version);
+  if (!b) return false;
+  r.bias_owner = b->owner;
+  r.bias_input = b->input;
   return true;
 }
 
@@ -81,7 +67,7 @@ std::vector<refit_job> jobs_of(const ir::model& m, const channel_analysis& a, co
     if (job.kept.size() == r.site->layout.size()) continue;
     planned_refit& out = job.result;
     out.node = r.node;
-    out.transposed = r.node->is("Gemm") && r.node->attr_int("transB", 0) != 0;
+    out.transposed = stores_transposed(*r.node);
     out.report.node = r.node->label();
     out.report.inputs_before = static_cast<std::int64_t>(r.site->layout.size());
     out.report.inputs_after = static_cast<std::int64_t>(job.kept.size());
@@ -106,8 +92,7 @@ void solve_pass(const ir::model& m, std::vector<refit_job*> pass, std::span<cons
   const std::vector<input_gram> grams = reader_input_grams(m, sites, batches);
   for (std::size_t i = 0; i < pass.size(); ++i) {
     refit_job& job = *pass[i];
-    const std::vector<double> stored = *ir::constant_floats(job.result.bias_owner->input(job.result.bias_input), m.ir_version);
-    const std::vector<float> bias(stored.begin(), stored.end());
+    const std::vector<float> bias = bias_values({job.result.bias_owner, job.result.bias_input}, m.ir_version);
     refit_result r = refit_after_cut(grams[i], job.weight, bias, job.outputs, job.kept, solve);
     job.result.report.relative_error_cut = r.relative_error_cut;
     job.result.report.relative_error_refit = r.relative_error_refit;
@@ -142,20 +127,8 @@ void install_refits(ir::model& m, const std::vector<planned_refit>& refits) {
   for (const planned_refit& r : refits) {
     if (!r.report.skipped_because.empty()) continue;
     ir::graph& g = *r.node->owner();
-    const auto kept = r.report.inputs_after;
-    const auto outputs = static_cast<std::int64_t>(r.bias.size());
-    std::vector<float> stored = r.weight;
-    if (r.transposed) {
-      for (std::int64_t k = 0; k < kept; ++k) {
-        for (std::int64_t o = 0; o < outputs; ++o) stored[static_cast<std::size_t>(o * kept + k)] = r.weight[static_cast<std::size_t>(k * outputs + o)];
-      }
-    }
-    const std::vector<std::int64_t> dims = r.transposed ? std::vector<std::int64_t>{outputs, kept} : std::vector<std::int64_t>{kept, outputs};
-    expects(ir::static_dims(r.node->input(1)) == dims, "a refit weight matches the cut weight");
-    ir::set_constant_input(g, r.node, 1, ir::tensor::from_values<float>("", dims, stored), r.node->input(1)->name() + "_refit");
-    const ir::tensor* bias = ir::constant_tensor(r.bias_owner->input(r.bias_input), m.ir_version);
-    ir::set_constant_input(g, r.bias_owner, r.bias_input, ir::tensor::from_values<float>("", bias->dims, r.bias),
-                           r.bias_owner->input(r.bias_input)->name() + "_refit");
+    store_weight_rows(g, *r.node, r.transposed, r.weight, static_cast<std::int64_t>(r.bias.size()), "_refit");
+    store_bias(g, {r.bias_owner, r.bias_input}, r.bias, m.ir_version, "_refit");
   }
 }
 

@@ -13,26 +13,21 @@
 #include <map>
 
 #include "inferopt/prune/calibrated_pruning.hpp"
+#include "gram_matrix.hpp"
 #include "linear_weight.hpp"
 #include "observe_inputs.hpp"
 
 namespace inferopt::prune {
 namespace {
 
-using matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
+using matrix = dense_matrix;
 
 /// The ridged inverse of the augmented moments (the bias row stays unridged).
 matrix inverse_moments(const input_gram& gram, double relative_ridge) {
-  const std::int64_t f = gram.features();
-  matrix h(f + 1, f + 1);
-  for (std::int64_t i = 0; i <= f; ++i) {
-    for (std::int64_t j = 0; j <= f; ++j) h(i, j) = gram.at(i, j);
-  }
-  const double lambda = relative_ridge * std::max(h.diagonal().head(f).mean(), 1e-12);
-  for (std::int64_t i = 0; i < f; ++i) h(i, i) += lambda;
+  const matrix h = ridged_moments_matrix(gram, relative_ridge);
   const Eigen::LLT<matrix> llt(h);
   if (llt.info() != Eigen::Success) throw error(errc::invalid_argument, "reconstruction importance: the calibration moments are not positive definite");
-  return llt.solve(matrix::Identity(f + 1, f + 1));
+  return llt.solve(matrix::Identity(h.rows(), h.cols()));
 }
 
 /// Saliency of positions `s`: trace(W_S^T ([H^-1]_SS)^-1 W_S).
