@@ -1,6 +1,9 @@
 // `inferopt sparsify MODEL -o OUT [--block RxC] [--sparsity S] [--min-size N] [--norm l1|l2]
-// [--dry-run] [--report FILE.json]`: the `sparsify-blocks` pass with a table of what it
-// rewrites and the predicted speedup of each product.
+// [--calib-dir DIR | --calib-text FILE --tokenizer T] [--dry-run] [--report FILE.json]`: the
+// `sparsify-blocks` pass with a table of what it rewrites and the predicted speedup of each
+// product. With calibration data the blocks are chosen, and the kept weights updated, from
+// the layers' input moments first (prune::apply_calibrated_block_sparsity); the pass then
+// finds exactly the zeroed blocks.
 
 #include <cmath>
 #include <filesystem>
@@ -9,10 +12,12 @@
 #include <map>
 #include <sstream>
 
+#include "calibration_data.hpp"
 #include "commands.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
 #include "inferopt/pass.hpp"
+#include "inferopt/prune/calibrated_block_sparsity.hpp"
 #include "inferopt/runtime/kernel.hpp"
 #include "inferopt/sparse/sparsify_blocks.hpp"
 
@@ -28,6 +33,11 @@ struct sparsify_cli_options {
   std::string sparsity = "0.75";
   std::string min_size = "65536";
   std::string norm = "l2";
+  calibration_sources data;
+  std::string criterion;  // magnitude or obs; default obs with calibration data, else magnitude
+  std::int64_t chunk_rows = 128;
+  bool uniform = false;
+  bool sequential = false;
   bool dry_run = false;
   std::string report;
 };
@@ -94,6 +104,7 @@ nlohmann::json report_json(const sparsify_cli_options& o, const sparse::sparsify
           {"sparsity", settings.sparsity},
           {"min_size", settings.min_size},
           {"norm", settings.norm == sparse::block_norm::l1 ? "l1" : "l2"},
+          {"criterion", o.data.given() && o.criterion != "magnitude" ? "obs" : "magnitude"},
           {"dense_baseline_isa", baseline},
           {"nodes", nodes}};
 }
@@ -151,8 +162,58 @@ void rewrite(std::unique_ptr<sparse::sparsify_blocks> pass, ir::model& m, std::i
   report["counters"] = r.passes[0].counters;
 }
 
+/// Chooses and updates the blocks of every product the plan rewrites from the calibration
+/// data; prints and reports each layer's output error against magnitude alone.
+/// Returns each layer's sparsity (they differ when `allocate`).
+std::map<std::string, double> calibrate_blocks(ir::model& m, const sparse::sparsify_options& settings,
+                                               const std::vector<sparse::sparsify_candidate>& plan, const calibration_data& data,
+                                               std::int64_t chunk_rows, bool allocate, bool sequential, nlohmann::json& report) {
+  std::vector<const ir::node*> layers;
+  for (const auto& c : plan) {
+    if (c.declined.empty()) layers.push_back(c.at);
+  }
+  prune::block_sparsity_options options;
+  options.block_rows = settings.block.rows;
+  options.block_cols = settings.block.cols;
+  options.sparsity = settings.sparsity;
+  options.chunk_rows = chunk_rows;
+  options.allocate = allocate;
+  options.sequential = sequential;
+  const std::vector<prune::block_sparsity_layer> done = prune::apply_calibrated_block_sparsity(m, layers, data.calibration, options);
+  std::size_t width = 5;
+  for (const auto& l : done) width = std::max(width, l.node.size());
+  std::cout << "calibrated blocks (" << data.calibration.size() << " batch(es); relative output error on the calibration rows):\n"
+            << std::left << std::setw(static_cast<int>(width + 2)) << "layer" << std::setw(14) << "by magnitude" << std::setw(14)
+            << "calibrated" << std::setw(10) << "sparsity" << "bias\n";
+  nlohmann::json rows = nlohmann::json::array();
+  std::map<std::string, double> sparsity;
+  for (const auto& l : done) {
+    const double s = static_cast<double>(l.result.blocks_removed) / static_cast<double>(std::max<std::int64_t>(l.result.blocks_total, 1));
+    sparsity[l.node] = s;
+    std::ostringstream mag, cal;
+    mag << std::setprecision(4) << l.result.relative_error_magnitude;
+    cal << std::setprecision(4) << l.result.relative_error;
+    std::cout << std::left << std::setw(static_cast<int>(width + 2)) << l.node << std::setw(14) << mag.str() << std::setw(14) << cal.str()
+              << std::setw(10) << percent_text(s) << (l.bias_updated ? "updated" : "none") << "\n";
+    rows.push_back({{"node", l.node}, {"blocks_total", l.result.blocks_total}, {"blocks_removed", l.result.blocks_removed},
+                    {"relative_error_magnitude", l.result.relative_error_magnitude}, {"relative_error", l.result.relative_error},
+                    {"bias_updated", l.bias_updated}});
+  }
+  report["calibrated"] = {{"batches", data.calibration.size()}, {"chunk_rows", chunk_rows}, {"allocated", allocate}, {"sequential", sequential}, {"layers", rows}};
+  return sparsity;
+}
+
 int run_sparsify(const sparsify_cli_options& o) {
   if (!o.dry_run && o.output.empty()) throw error(errc::invalid_argument, "give -o OUT, or --dry-run to write nothing");
+  check_calibration_sources(o.data);
+  if (o.chunk_rows < 1) throw error(errc::invalid_argument, "--chunk-rows must be at least 1");
+  if (!o.criterion.empty() && o.criterion != "magnitude" && o.criterion != "obs") {
+    throw error(errc::invalid_argument, "--criterion must be magnitude or obs, not '" + o.criterion + "'");
+  }
+  if (o.criterion == "obs" && !o.data.given()) {
+    throw error(errc::invalid_argument, "--criterion obs chooses blocks on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
+  }
+  const bool calibrated = o.data.given() && o.criterion != "magnitude";
   if (!o.output.empty()) refuse_overwrite(o.input, o.output);
   // The pass checks and keeps the options, so the plan and the rewrite read the same ones.
   auto pass = std::make_unique<sparse::sparsify_blocks>();
@@ -165,16 +226,26 @@ int run_sparsify(const sparsify_cli_options& o) {
 
   ir::model m = load_checked(o.input);
   const std::string isa = runtime::dense_gemm_isa();
-  const std::vector<sparse::sparsify_candidate> plan =
-      sparse::plan_sparsify(m, settings, sparse::dense_baseline_from(isa));
+  std::vector<sparse::sparsify_candidate> plan = sparse::plan_sparsify(m, settings, sparse::dense_baseline_from(isa));
+  const ir::model original = o.data.given() ? m.clone() : ir::model{};
+  const calibration_data data = o.dry_run ? calibration_data{} : read_calibration(o.data, m);
+  nlohmann::json calibrated_report;
+  if (calibrated && !o.dry_run) {
+    // The blocks are chosen (and their layers' sparsities, when allocated) before the pass,
+    // which then removes exactly the zeroed ones; the plan shows the sparsities chosen.
+    pass->set_node_sparsity(calibrate_blocks(m, settings, plan, data, o.chunk_rows, !o.uniform, o.sequential, calibrated_report));
+    plan = sparse::plan_sparsify(m, pass->settings(), sparse::dense_baseline_from(isa));
+  }
   const std::int64_t rewrites = print_plan(o, settings, isa, plan);
   nlohmann::json report = report_json(o, settings, isa, plan);
+  if (!calibrated_report.is_null()) report["calibrated"] = calibrated_report["calibrated"];
   if (o.dry_run) {
     write_report(o.report, report);
     std::cout << "dry run: no model written\n";
     return 0;
   }
   rewrite(std::move(pass), m, rewrites, report);
+  if (o.data.given()) report["agreement"] = report_agreement(data, original, m);
   write_report(o.report, report);
   save_and_announce(m, o.output);
   return 0;
@@ -187,6 +258,15 @@ void declare_sparsify(CLI::App& sub, sparsify_cli_options& o) {
   sub.add_option("--sparsity", o.sparsity, "Fraction of each weight's blocks removed, in [0, 1] (default 0.75)");
   sub.add_option("--min-size", o.min_size, "Skip weights with fewer elements (default 65536)");
   sub.add_option("--norm", o.norm, "Block magnitude: l1 or l2 (default l2)");
+  declare_calibration_options(sub, o.data,
+                              "Calibration batches (test-data subfolders or one .pb per batch): choose blocks by their effect on each layer's output and update the kept weights (SparseGPT-style); measure agreement");
+  sub.add_option("--criterion", o.criterion,
+                 "magnitude (block norm) or obs (calibrated: output error, kept weights updated); default obs with calibration data, else magnitude");
+  sub.add_option("--chunk-rows", o.chunk_rows, "With calibration data: input rows whose blocks are chosen together (default 128)");
+  sub.add_flag("--uniform", o.uniform,
+               "With calibration data: the same sparsity in every layer (default: per layer, where the measured output error grows least, --sparsity of the weights overall)");
+  sub.add_flag("--sequential", o.sequential,
+               "With calibration data: layer after layer, each on the activations the sparsified layers before it produce, towards the original outputs");
   sub.add_flag("--dry-run", o.dry_run, "Print what would be rewritten and the predicted speedups; write no model");
   sub.add_option("--report", o.report, "Write a JSON report (every MatMul/Gemm: shape, blocks, speedup or reason declined)");
 }

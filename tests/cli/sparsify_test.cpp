@@ -95,6 +95,11 @@ TEST_CASE("sparsify refuses bad options in one line and writes nothing", "[cli][
       {{"--block", "0x4"}, "block must be an integer in 1..64"},
       {{"--norm", "max"}, "norm must be l1 or l2"},
       {{"--min-size", "-5"}, "min-size must be a non-negative integer"},
+      {{"--criterion", "obs"}, "--criterion obs chooses blocks on calibration data"},
+      {{"--criterion", "hessian"}, "--criterion must be magnitude or obs"},
+      {{"--calib-text", "s.txt"}, "--calib-text and --tokenizer go together"},
+      {{"--calib-dir", "d", "--calib-text", "s.txt"}, "give --calib-dir or --calib-text, not both"},
+      {{"--chunk-rows", "0"}, "--chunk-rows must be at least 1"},
   }));
   std::vector<std::string> argv{"sparsify", model.string(), "-o", out.string()};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -126,4 +131,40 @@ TEST_CASE("sparsify needs -o unless it is a dry run, and never overwrites its in
   }
   CHECK(read_bytes(model) == bytes);
   CHECK(folder_entries(dir.path()) == std::vector<std::string>{"mlp.onnx"});
+}
+
+TEST_CASE("sparsify with calibration sentences loses less of a text encoder's output than by magnitude", "[cli][sparsify]") {
+  scratch dir("sparsify_text");
+  const fs::path source(INFEROPT_SOURCE_DIR);
+  const fs::path model = source / "tests/models/corpus/bert_dynamic_ts.onnx";
+  const fs::path sentences = dir / "sentences.txt";
+  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\nA smaller model runs faster.\n"
+                           << "Sparsity removes whole blocks of weights.\n";
+  const auto sparsify = [&](const std::string& criterion) {
+    const fs::path out = dir / (criterion + ".onnx"), report = dir / (criterion + ".json");
+    process_result r = run_cli({"sparsify", model.string(), "-o", out.string(), "--sparsity", "0.5", "--min-size", "0", "--criterion",
+                                criterion, "--calib-text", sentences.string(), "--tokenizer",
+                                (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string(), "--report", report.string()});
+    CAPTURE(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Contains("mean output cosine"));
+    CHECK(run_cli({"run", out.string()}).exit_code == 0);
+    return json::parse(read_bytes(report));
+  };
+  const json calibrated = sparsify("obs"), magnitude = sparsify("magnitude");
+  CHECK(calibrated["criterion"] == "obs");
+  CHECK_FALSE(magnitude.contains("calibrated"));
+  REQUIRE_FALSE(calibrated["calibrated"]["layers"].empty());
+  double error = 0.0, by_magnitude = 0.0;
+  std::int64_t removed = 0, total = 0;
+  for (const json& l : calibrated["calibrated"]["layers"]) {
+    error += l["relative_error"].get<double>();
+    by_magnitude += l["relative_error_magnitude"].get<double>();
+    removed += l["blocks_removed"].get<std::int64_t>();
+    total += l["blocks_total"].get<std::int64_t>();
+  }
+  CHECK(error < by_magnitude);
+  // Allocated per layer, 50% of the blocks overall (all blocks are 16x16) within a step.
+  CHECK(static_cast<double>(removed) / static_cast<double>(total) == Approx(0.5).margin(0.07));
+  CHECK(calibrated["agreement"]["output_cosine"].get<double>() > magnitude["agreement"]["output_cosine"].get<double>());
 }

@@ -30,7 +30,9 @@
 ///   6. Gemm's C, when present, is a per-column bias: a float32 constant whose dims are all 1
 ///      but the last (1 or N), at most 2 of them, or a non-constant value of static shape
 ///      [N] [declined-bias];
-///   7. the model imports no `inferopt` opset, or version 1 [declined-opset].
+///   7. the model imports no `inferopt` opset, or version 1 [declined-opset];
+///   8. a per-node sparsity (sparsify_options::node_sparsity) of the node is not 0: a layer
+///      given none stays a dense product [declined-dense].
 /// A Relu that is the product's only reader, with an output that can keep its name
 /// (detail::can_bypass), is folded into `activation` (`relus-fused`); any other reader stays.
 /// The dense weight (and a reshaped C) is erased when nothing else reads it; one that an IR < 4
@@ -67,11 +69,18 @@ struct sparsify_options {
   std::int64_t min_size = 65536;     ///< weight elements, >= 0
   block_norm norm = block_norm::l2;
   bool dry_run = false;
+  /// Sparsity of particular nodes (by label), in place of `sparsity`: set by code that has
+  /// chosen a sparsity per layer (calibrated allocation); not in the pipeline text.
+  std::map<std::string, double> node_sparsity;
+
+  /// The sparsity `node` gets.
+  [[nodiscard]] double sparsity_of(const ir::node& node) const;
 };
 
 /// What the pass decides for one MatMul or Gemm of the main graph.
 struct sparsify_candidate {
   std::string node;               ///< the node's name; `#index (Op)` when it has none
+  const ir::node* at = nullptr;   ///< the node itself, in the model the plan read
   std::string op_type;            ///< MatMul or Gemm
   std::int64_t k = 0;             ///< W as used is k x n (0 when the weight is not a 2-D constant)
   std::int64_t n = 0;
@@ -109,6 +118,8 @@ class sparsify_blocks final : public pass {
   [[nodiscard]] std::map<std::string, std::string> options() const override;
 
   [[nodiscard]] const sparsify_options& settings() const noexcept { return options_; }
+  /// Per-node sparsities in place of the `sparsity` option (sparsify_options::node_sparsity).
+  void set_node_sparsity(std::map<std::string, double> by_node) { options_.node_sparsity = std::move(by_node); }
 
  private:
   sparsify_options options_;

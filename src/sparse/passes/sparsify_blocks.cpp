@@ -160,6 +160,11 @@ match_result match(const ir::graph& g, const pass_context& ctx, const sparsify_o
     r.declined = "declined-opset";
     return r;
   }
+  // 8. a per-node sparsity that removes nothing: the dense product is faster
+  if (const auto it = o.node_sparsity.find(product->label()); it != o.node_sparsity.end() && it->second == 0.0) {
+    r.declined = "declined-dense";
+    return r;
+  }
   ir::value* out = product->output(0);
   if (ir::node* next = ir::sole_user(out); foldable_relu(g, out, next)) m.relu = next;
   m.product = product;
@@ -180,7 +185,7 @@ sparsify_candidate describe(const sparsify_match& m, const sparsify_options& o, 
   const std::int64_t block_cols = (m.n + o.block.cols - 1) / o.block.cols;
   c.blocks_total = block_rows * block_cols;
   // prune_blocks' count, so that a dry run reports exactly what a real run keeps.
-  c.blocks_kept = c.blocks_total - std::llround(o.sparsity * static_cast<double>(c.blocks_total));
+  c.blocks_kept = c.blocks_total - std::llround(o.sparsity_of(*m.product) * static_cast<double>(c.blocks_total));
   c.block_sparsity = c.blocks_total == 0 ? 0.0
                                          : 1.0 - static_cast<double>(c.blocks_kept) / static_cast<double>(c.blocks_total);
   c.predicted_speedup = predicted_speedup(c.block_sparsity, baseline);
@@ -209,7 +214,7 @@ void rewrite(ir::graph& g, pass_context& ctx, const sparsify_options& o, const s
   prune_options prune;
   prune.block = stored_block(o, m.transposed);
   prune.norm = o.norm;
-  prune.sparsity = o.sparsity;
+  prune.sparsity = o.sparsity_of(*m.product);
   std::vector<float> dense(static_cast<std::size_t>(rows * cols));
   if (!dense.empty()) std::memcpy(dense.data(), w.bytes->data(), dense.size() * sizeof(float));
   const bsr_op_arrays arrays = to_op_arrays(prune_blocks<float>(dense, rows, cols, prune));
@@ -294,7 +299,15 @@ void check(const sparsify_options& o) {
     fail("block " + std::to_string(o.block.rows) + "x" + std::to_string(o.block.cols) + " is outside 1..64");
   }
   if (!(o.sparsity >= 0.0 && o.sparsity <= 1.0)) fail("sparsity " + format_double(o.sparsity) + " is outside [0, 1]");
+  for (const auto& [node, s] : o.node_sparsity) {
+    if (!(s >= 0.0 && s <= 1.0)) fail("sparsity " + format_double(s) + " of '" + node + "' is outside [0, 1]");
+  }
   if (o.min_size < 0) fail("min-size " + std::to_string(o.min_size) + " is negative");
+}
+
+double sparsify_options::sparsity_of(const ir::node& node) const {
+  const auto it = node_sparsity.find(node.label());
+  return it == node_sparsity.end() ? sparsity : it->second;
 }
 
 std::vector<sparsify_candidate> plan_sparsify(const ir::model& m, const sparsify_options& options,
@@ -313,6 +326,7 @@ std::vector<sparsify_candidate> plan_sparsify(const ir::model& m, const sparsify
       c.declined = r.declined;
     }
     c.node = n->label();
+    c.at = n;
     c.op_type = n->op_type();
     out.push_back(std::move(c));
   }

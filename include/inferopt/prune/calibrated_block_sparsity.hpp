@@ -1,0 +1,92 @@
+#pragma once
+/// Block sparsity from calibration data: which r x c blocks of a linear layer's weight go, and
+/// how the kept weights change to make up for them (SparseGPT, Frantar & Alistarh 2023, with
+/// whole blocks instead of single weights).
+///
+/// A layer Y = X W + b (W [K, N]) is judged by its output on calibration rows X, through the
+/// moments H = [X 1]^T [X 1] (least_squares_refit.hpp). Its input rows are visited in order;
+/// removing w_ij while the rows after i may still change is the Optimal Brain Surgeon step
+///   e = w_ij / U_ii,   w_i'j -= e U_ii'  for every later row i' (the bias last),
+/// U being the upper Cholesky factor of H^-1: its row i is the inverse moments of the rows not
+/// yet visited, so the whole layer costs one factorisation and K^2 N updates. The constant
+/// input comes last and is never removed, so the bias takes up the removed rows' mean.
+///
+/// Masks are chosen a chunk of rows at a time, on the weights as the earlier rows' removals
+/// left them: a block's saliency is sum w_ij^2 / U_ii^2 over its entries (the output energy its
+/// removal costs), the lowest go, and each chunk loses its share of round(sparsity * blocks).
+/// Removed blocks end exactly zero, so a magnitude pass at the same sparsity
+/// (sparse::sparsify_blocks) finds exactly them.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "inferopt/ir/model.hpp"
+#include "inferopt/prune/least_squares_refit.hpp"
+#include "inferopt/runtime/session.hpp"
+
+namespace inferopt::prune {
+
+struct block_sparsity_options {
+  std::int64_t block_rows = 16;  ///< along K (the input rows)
+  std::int64_t block_cols = 16;  ///< along N (the outputs)
+  double sparsity = 0.5;         ///< fraction of the block grid removed, in [0, 1]
+  /// Rows whose masks are chosen together (rounded up to whole blocks): larger chunks let
+  /// sparsity gather where it costs least; smaller ones rank on more up-to-date weights.
+  std::int64_t chunk_rows = 128;
+  /// Damping of H's diagonal, relative to its mean (SparseGPT uses 1%).
+  double relative_damping = 0.01;
+  /// apply_calibrated_block_sparsity only: a sparsity per layer instead of the same for all.
+  /// Each layer's output error is measured at sixteenths of sparsity up to
+  /// `max_layer_sparsity`, and the layers together lose `sparsity` of their weights in blocks,
+  /// each step going where it adds the least relative error per weight removed.
+  bool allocate = false;
+  double max_layer_sparsity = 0.9375;
+  /// apply_calibrated_block_sparsity only: layer after layer in graph order, each on its input
+  /// as the layers before it left it (X'), towards its output in the original model: the
+  /// updates solve min || X' W' - X W || (SparseGPT's sequential mode, here also correcting the
+  /// error that arrives from the layers before). One run of both models per stage.
+  bool sequential = false;
+};
+
+struct block_sparsity_result {
+  std::vector<float> weight;  ///< [K, N] row-major, removed blocks exactly zero
+  std::vector<float> bias;    ///< [N]; only when a bias was given
+  std::int64_t blocks_total = 0;
+  std::int64_t blocks_removed = 0;  ///< round(sparsity * blocks_total)
+  /// || X W' + b' - (X W + b) ||^2 / || X W + b ||^2 on the calibration rows: for this mask
+  /// after the updates, and for as many blocks removed by l2 norm with nothing updated.
+  double relative_error = 0.0;
+  double relative_error_magnitude = 0.0;
+};
+
+/// Prunes `weight` ([gram.features(), outputs] row-major) to block sparsity. `bias` ([outputs],
+/// or empty when the layer has none: then no mean can move and none is returned).
+/// @throws error(errc::invalid_argument) for sizes that do not match, options out of range,
+///         or no calibration rows.
+[[nodiscard]] block_sparsity_result sparsify_blocks_calibrated(const input_gram& gram, std::span<const float> weight,
+                                                               std::span<const float> bias, std::int64_t outputs,
+                                                               const block_sparsity_options& options);
+
+/// What calibrated block sparsity did to one layer.
+struct block_sparsity_layer {
+  std::string node;
+  std::int64_t k = 0;
+  std::int64_t n = 0;
+  bool bias_updated = false;  ///< a bias (Gemm C, or the Add after a MatMul) took the removed rows' mean
+  block_sparsity_result result;  ///< without its weight and bias vectors (installed into the model)
+};
+
+/// Applies sparsify_blocks_calibrated to each of `layers` (MatMul or Gemm nodes of `m`'s main
+/// graph with a constant 2-D float weight), from the moments of their inputs on `batches`
+/// (run through `m` before anything changes; gathered in passes of at most `max_gram_bytes`),
+/// and writes the updated weights and biases into `m`.
+/// @throws error(errc::invalid_argument) for a node that is not such a layer, no batches, or
+///         activations that are not float.
+std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, const std::vector<const ir::node*>& layers,
+                                                                  std::span<const runtime::tensor_map> batches,
+                                                                  const block_sparsity_options& options,
+                                                                  std::int64_t max_gram_bytes = std::int64_t{512} << 20);
+
+}  // namespace inferopt::prune

@@ -1,0 +1,260 @@
+// Calibrated block sparsity: the errors it reports are the output errors measured on the
+// calibration rows, it beats magnitude on correlated inputs, it removes exactly its share of
+// whole blocks, and the magnitude pass that runs the result finds exactly those blocks.
+
+#include "inferopt/prune/calibrated_block_sparsity.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "inferopt/pass.hpp"
+#include "inferopt/sparse/sparsify_blocks.hpp"
+#include "prune_test_util.hpp"
+
+using namespace inferopt;
+
+namespace {
+
+constexpr std::int64_t features = 48, outputs = 40, rows = 600;
+
+/// Calibration rows with correlated features and non-zero means (as after a LayerNorm):
+/// x = z A + mu, z standard normal with 12 factors.
+std::vector<float> correlated_rows(std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> a(12 * features), mu(features), x(rows * features);
+  for (float& v : a) v = normal(rng);
+  for (float& v : mu) v = 0.5f * normal(rng);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::vector<float> z(12);
+    for (float& v : z) v = normal(rng);
+    for (std::int64_t f = 0; f < features; ++f) {
+      float s = mu[f] + 0.1f * normal(rng);
+      for (int q = 0; q < 12; ++q) s += z[q] * a[q * features + f];
+      x[r * features + f] = s;
+    }
+  }
+  return x;
+}
+
+std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n);
+  for (float& e : v) e = normal(rng);
+  return v;
+}
+
+/// y = x w + b, in double, [rows, outputs].
+std::vector<double> layer_output(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b) {
+  std::vector<double> y(rows * outputs, 0.0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t j = 0; j < outputs; ++j) {
+      double s = b.empty() ? 0.0 : b[j];
+      for (std::int64_t f = 0; f < features; ++f) s += double{x[r * features + f]} * w[f * outputs + j];
+      y[r * outputs + j] = s;
+    }
+  }
+  return y;
+}
+
+double relative_error(const std::vector<double>& want, const std::vector<double>& got) {
+  double e = 0.0, t = 0.0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    e += (got[i] - want[i]) * (got[i] - want[i]);
+    t += want[i] * want[i];
+  }
+  return e / t;
+}
+
+prune::input_gram gram_of(const std::vector<float>& x) {
+  prune::input_gram g(features);
+  g.add(x);
+  return g;
+}
+
+/// Zero blocks of `w` ([features, outputs], 8x8 blocks).
+std::int64_t zero_blocks(const std::vector<float>& w, std::int64_t block_rows, std::int64_t block_cols) {
+  std::int64_t zeros = 0;
+  for (std::int64_t rb = 0; rb * block_rows < features; ++rb) {
+    for (std::int64_t cb = 0; cb * block_cols < outputs; ++cb) {
+      bool zero = true;
+      for (std::int64_t i = rb * block_rows; i < std::min(features, (rb + 1) * block_rows); ++i) {
+        for (std::int64_t j = cb * block_cols; j < std::min(outputs, (cb + 1) * block_cols); ++j) zero = zero && w[i * outputs + j] == 0.0f;
+      }
+      zeros += zero ? 1 : 0;
+    }
+  }
+  return zeros;
+}
+
+}  // namespace
+
+TEST_CASE("calibrated block sparsity reports the output error measured on the calibration rows, below magnitude's", "[prune][block-sparsity]") {
+  const std::vector<float> x = correlated_rows(1), w = random_values(features * outputs, 2), b = random_values(outputs, 3);
+  prune::block_sparsity_options o;
+  o.block_rows = 8;
+  o.block_cols = 8;
+  o.chunk_rows = 16;
+  o.sparsity = 0.5;
+  const prune::block_sparsity_result r = prune::sparsify_blocks_calibrated(gram_of(x), w, b, outputs, o);
+
+  CHECK(r.blocks_total == 6 * 5);
+  CHECK(r.blocks_removed == 15);
+  CHECK(zero_blocks(r.weight, 8, 8) == 15);
+  const std::vector<double> want = layer_output(x, w, b);
+  CHECK(r.relative_error == Approx(relative_error(want, layer_output(x, r.weight, r.bias))).epsilon(1e-3));
+  // Correlated inputs let the kept rows stand in for the removed ones: far less error.
+  CHECK(r.relative_error < 0.5 * r.relative_error_magnitude);
+  CHECK(r.relative_error_magnitude > 0.0);
+}
+
+TEST_CASE("calibrated block sparsity with partial edge blocks removes its rounded share of the grid", "[prune][block-sparsity]") {
+  const std::vector<float> x = correlated_rows(4), w = random_values(features * outputs, 5);
+  prune::block_sparsity_options o;
+  o.block_rows = 16;
+  o.block_cols = 16;  // 48 x 40: a 3 x 3 grid whose last column of blocks is 8 wide
+  o.sparsity = 0.75;
+  const prune::block_sparsity_result r = prune::sparsify_blocks_calibrated(gram_of(x), w, {}, outputs, o);
+  CHECK(r.blocks_total == 9);
+  CHECK(r.blocks_removed == 7);
+  CHECK(zero_blocks(r.weight, 16, 16) == 7);
+  CHECK(r.bias.empty());
+  CHECK(r.relative_error == Approx(relative_error(layer_output(x, w, {}), layer_output(x, r.weight, {}))).epsilon(1e-3));
+}
+
+TEST_CASE("with every block removed the bias becomes the mean output, and with none nothing changes", "[prune][block-sparsity]") {
+  const std::vector<float> x = correlated_rows(6), w = random_values(features * outputs, 7), b = random_values(outputs, 8);
+  prune::block_sparsity_options o;
+  o.sparsity = 1.0;
+  const prune::block_sparsity_result all = prune::sparsify_blocks_calibrated(gram_of(x), w, b, outputs, o);
+  const std::vector<double> y = layer_output(x, w, b);
+  for (std::int64_t j = 0; j < outputs; ++j) {
+    double mean = 0.0;
+    for (std::int64_t r = 0; r < rows; ++r) mean += y[r * outputs + j] / rows;
+    CAPTURE(j);
+    CHECK(all.bias[j] == Approx(mean).epsilon(1e-4).margin(1e-4));
+  }
+  CHECK(zero_blocks(all.weight, 16, 16) == all.blocks_total);
+
+  o.sparsity = 0.0;
+  const prune::block_sparsity_result none = prune::sparsify_blocks_calibrated(gram_of(x), w, b, outputs, o);
+  CHECK(none.weight == w);
+  CHECK(none.bias == b);
+  CHECK(none.relative_error == Approx(0.0).margin(1e-12));
+}
+
+TEST_CASE("calibrated block sparsity refuses bad sizes, options and empty moments", "[prune][block-sparsity]") {
+  const std::vector<float> w = random_values(features * outputs, 9);
+  prune::block_sparsity_options o;
+  CHECK_THROWS_WITH(prune::sparsify_blocks_calibrated(prune::input_gram(features), w, {}, outputs, o), Catch::Contains("no calibration rows"));
+  CHECK_THROWS_WITH(prune::sparsify_blocks_calibrated(gram_of(correlated_rows(1)), w, {}, outputs + 1, o), Catch::Contains("weight must be"));
+  o.sparsity = 1.5;
+  CHECK_THROWS_WITH(prune::sparsify_blocks_calibrated(gram_of(correlated_rows(1)), w, {}, outputs, o), Catch::Contains("sparsity"));
+}
+
+namespace {
+
+/// x[32, 64] -> MatMul W[64, 64] + b -> Relu -> Gemm(transB) [48 outputs] -> y, and its batches.
+ir::model two_layer_mlp() {
+  return test::build_model({32, 64}, [](ir::graph_builder& g, ir::value* x) {
+    ir::value* h = g.relu(g.add(g.matmul(x, g.random_constant("w", {64, 64}, 0.3f)), g.random_constant("b", {64}, 0.2f)));
+    return g.gemm(h, 48);
+  });
+}
+
+/// sum || y' - y ||^2 / sum || y ||^2 of the first output over `feeds`.
+double output_error(const ir::model& reference, const ir::model& changed, const std::vector<runtime::tensor_map>& feeds) {
+  runtime::session a(reference, {.threads = 1}), b(changed, {.threads = 1});
+  double error = 0.0, energy = 0.0;
+  for (const auto& f : feeds) {
+    const std::vector<float> y = a.run(f).begin()->second.to_float(), y2 = b.run(f).begin()->second.to_float();
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      error += (double{y2[i]} - y[i]) * (double{y2[i]} - y[i]);
+      energy += double{y[i]} * y[i];
+    }
+  }
+  return error / energy;
+}
+
+/// `count` seeded random batches for `m`.
+std::vector<runtime::tensor_map> seeded_batches(const ir::model& m, int count, std::uint64_t seed) {
+  runtime::session probe(m, {.threads = 1});
+  std::vector<runtime::tensor_map> out;
+  for (int k = 0; k < count; ++k) out.push_back(runtime::random_inputs(probe, seed + static_cast<std::uint64_t>(k)));
+  return out;
+}
+
+std::vector<const ir::node*> products(const ir::model& m) {
+  std::vector<const ir::node*> out;
+  for (const ir::node* n : m.graph().nodes()) {
+    if (n->is("MatMul") || n->is("Gemm")) out.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the magnitude pass at the same sparsity runs exactly the calibrated weights", "[prune][block-sparsity]") {
+  const ir::model original = two_layer_mlp();
+  const std::vector<runtime::tensor_map> feeds = seeded_batches(original, 4, 20);
+
+  sparse::sparsify_options settings;
+  settings.sparsity = 0.5;
+  settings.min_size = 0;
+  ir::model m = original.clone();
+  std::vector<const ir::node*> layers;
+  for (const sparse::sparsify_candidate& c : sparse::plan_sparsify(m, settings, sparse::dense_baseline::avx2)) {
+    REQUIRE(c.declined.empty());
+    layers.push_back(c.at);
+  }
+  REQUIRE(layers.size() == 2);
+  prune::block_sparsity_options o;
+  o.sparsity = 0.5;
+  const auto done = prune::apply_calibrated_block_sparsity(m, layers, feeds, o);
+  REQUIRE(done.size() == 2);
+  CHECK(done[0].bias_updated);
+  CHECK(done[1].bias_updated);
+  CHECK(done[0].result.blocks_removed == 8);
+  CHECK(done[1].result.blocks_removed == 6);
+  CHECK(done[0].result.relative_error < done[0].result.relative_error_magnitude);
+
+  ir::model rewritten = m.clone();
+  auto pass = std::make_unique<sparse::sparsify_blocks>();
+  pass->set_option("sparsity", "0.5");
+  pass->set_option("min-size", "0");
+  pipeline p;
+  p.steps.emplace_back().single = std::move(pass);
+  const run_report report = pass_manager().run(p, rewritten);
+  REQUIRE(report.passes[0].rewrites == 2);
+
+  runtime::session dense(m, {.threads = 1}), sparse_run(rewritten, {.threads = 1});
+  for (const auto& f : feeds) {
+    const std::vector<float> a = dense.run(f).begin()->second.to_float(), b = sparse_run.run(f).begin()->second.to_float();
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) CHECK(b[i] == Approx(a[i]).margin(1e-4));
+  }
+}
+
+TEST_CASE("sequential block sparsity refits each layer towards the original output: the last layer's error is the model's", "[prune][block-sparsity]") {
+  const ir::model original = two_layer_mlp();
+  const std::vector<runtime::tensor_map> feeds = seeded_batches(original, 6, 40);
+  prune::block_sparsity_options o;
+  o.sparsity = 0.5;
+
+  ir::model one_shot = original.clone();
+  (void)prune::apply_calibrated_block_sparsity(one_shot, products(one_shot), feeds, o);
+  o.sequential = true;
+  ir::model sequential = original.clone();
+  const auto done = prune::apply_calibrated_block_sparsity(sequential, products(sequential), feeds, o);
+  REQUIRE(done.size() == 2);
+  CHECK(done[0].result.blocks_removed == 8);
+  CHECK(done[1].result.blocks_removed == 6);
+
+  // The Gemm writes y, and its objective is || X' W' - X W || on the changed model's input.
+  const double measured = output_error(original, sequential, feeds);
+  CHECK(done[1].result.relative_error == Approx(measured).epsilon(1e-3));
+  CHECK(measured < output_error(original, one_shot, feeds));
+}
