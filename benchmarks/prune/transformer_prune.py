@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "quant"))
-from transformer_int8 import embedding_check, embeddings, feeds, latency, sentence_feeds  # noqa: E402
+from transformer_int8 import add_encoder_arguments, embedding_check, embeddings, feeds, latency, sentence_feeds  # noqa: E402
 
 
 def prune(cli, model, out, ratio, extra, calibration):
@@ -35,11 +35,7 @@ def prune(cli, model, out, ratio, extra, calibration):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--model", type=Path, required=True)
-    ap.add_argument("--tokenizer", required=True)
-    ap.add_argument("--calib-text", required=True)
-    ap.add_argument("--eval-text", required=True)
+    add_encoder_arguments(ap)
     ap.add_argument("--eval-paraphrase", required=True)
     ap.add_argument("--ratios", type=float, nargs="+", default=[0.3, 0.4])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])

@@ -37,6 +37,15 @@ INT8_KERNELS = ("DynamicQuantizeMatMul", "MatMulIntegerToFloat", "QLinearMatMul"
                 "FusedMatMul", "Attention")
 
 
+def add_encoder_arguments(ap):
+    """The arguments every text-encoder benchmark of a compression command takes."""
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--model", type=Path, required=True)
+    ap.add_argument("--tokenizer", required=True)
+    ap.add_argument("--calib-text", required=True)
+    ap.add_argument("--eval-text", required=True)
+
+
 def feeds(model_path, seq, count, seed=0):
     """Seeded token ids (1..vocab/2), masks of ones, type ids of zeros, per graph input."""
     sess = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])

@@ -25,7 +25,7 @@ from pathlib import Path
 from onnx import numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "quant"))
-from transformer_int8 import feeds  # noqa: E402
+from transformer_int8 import add_encoder_arguments, feeds  # noqa: E402
 
 
 def sparsify(cli, model, out, sparsity, block, extra):
@@ -59,11 +59,7 @@ def bench(cli, model, inputs, threads, iters):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--model", type=Path, required=True)
-    ap.add_argument("--tokenizer", required=True)
-    ap.add_argument("--calib-text", required=True)
-    ap.add_argument("--eval-text", required=True)
+    add_encoder_arguments(ap)
     ap.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.75])
     ap.add_argument("--block", default="16x16")
     ap.add_argument("--threads", type=int, default=1)

@@ -164,7 +164,8 @@ void rewrite(std::unique_ptr<sparse::sparsify_blocks> pass, ir::model& m, std::i
 
 /// Chooses and updates the blocks of every product the plan rewrites from the calibration
 /// data; prints and reports each layer's output error against magnitude alone.
-/// Returns each layer's sparsity (they differ when `allocate`).
+/// Returns each layer's sparsity (they differ when `allocate`); `report` becomes the report's
+/// "calibrated" section.
 std::map<std::string, double> calibrate_blocks(ir::model& m, const sparse::sparsify_options& settings,
                                                const std::vector<sparse::sparsify_candidate>& plan, const calibration_data& data,
                                                std::int64_t chunk_rows, bool allocate, bool sequential, nlohmann::json& report) {
@@ -199,7 +200,7 @@ std::map<std::string, double> calibrate_blocks(ir::model& m, const sparse::spars
                     {"relative_error_magnitude", l.result.relative_error_magnitude}, {"relative_error", l.result.relative_error},
                     {"bias_updated", l.bias_updated}});
   }
-  report["calibrated"] = {{"batches", data.calibration.size()}, {"chunk_rows", chunk_rows}, {"allocated", allocate}, {"sequential", sequential}, {"layers", rows}};
+  report = {{"batches", data.calibration.size()}, {"chunk_rows", chunk_rows}, {"allocated", allocate}, {"sequential", sequential}, {"layers", rows}};
   return sparsity;
 }
 
@@ -229,16 +230,16 @@ int run_sparsify(const sparsify_cli_options& o) {
   std::vector<sparse::sparsify_candidate> plan = sparse::plan_sparsify(m, settings, sparse::dense_baseline_from(isa));
   const ir::model original = o.data.given() ? m.clone() : ir::model{};
   const calibration_data data = o.dry_run ? calibration_data{} : read_calibration(o.data, m);
-  nlohmann::json calibrated_report;
+  nlohmann::json calibrated_section;
   if (calibrated && !o.dry_run) {
     // The blocks are chosen (and their layers' sparsities, when allocated) before the pass,
     // which then removes exactly the zeroed ones; the plan shows the sparsities chosen.
-    pass->set_node_sparsity(calibrate_blocks(m, settings, plan, data, o.chunk_rows, !o.uniform, o.sequential, calibrated_report));
+    pass->set_node_sparsity(calibrate_blocks(m, settings, plan, data, o.chunk_rows, !o.uniform, o.sequential, calibrated_section));
     plan = sparse::plan_sparsify(m, pass->settings(), sparse::dense_baseline_from(isa));
   }
   const std::int64_t rewrites = print_plan(o, settings, isa, plan);
   nlohmann::json report = report_json(o, settings, isa, plan);
-  if (!calibrated_report.is_null()) report["calibrated"] = calibrated_report["calibrated"];
+  if (!calibrated_section.is_null()) report["calibrated"] = calibrated_section;
   if (o.dry_run) {
     write_report(o.report, report);
     std::cout << "dry run: no model written\n";

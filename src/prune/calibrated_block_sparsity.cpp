@@ -139,7 +139,6 @@ class block_solver {
  public:
   block_solver(layer_objective objective, rows_matrix original, bool refit_start, std::int64_t k, const block_sparsity_options& options)
       : options_(options), k_(k), objective_(std::move(objective)), original_(std::move(original)) {
-    check_options(options);
     const dense_matrix damped = damped_moments(objective_.seen, options.relative_damping, k);
     u_ = inverse_cholesky(damped);
     start_ = original_;
@@ -150,8 +149,6 @@ class block_solver {
     }
     grid_ = {k_, original_.cols(), options.block_rows, options.block_cols};
   }
-
-  [[nodiscard]] std::int64_t blocks() const { return grid_.count(); }
 
   /// The layer with round(sparsity * blocks) blocks removed; `magnitude`: also the error of
   /// removing as many by l2 norm.
@@ -216,7 +213,6 @@ class block_solver {
 /// The solver of a layer whose input has not changed.
 block_solver unchanged_input_solver(const input_gram& gram, std::span<const float> weight, std::span<const float> bias,
                                     std::int64_t outputs, const block_sparsity_options& options) {
-  check_options(options);
   rows_matrix w = augmented_weight(weight, bias, gram.features(), outputs);
   layer_objective objective = unchanged_input_objective(gram, w);
   return {std::move(objective), std::move(w), false, gram.features(), options};
@@ -226,6 +222,7 @@ block_solver unchanged_input_solver(const input_gram& gram, std::span<const floa
 
 block_sparsity_result sparsify_blocks_calibrated(const input_gram& gram, std::span<const float> weight, std::span<const float> bias,
                                                  std::int64_t outputs, const block_sparsity_options& options) {
+  check_options(options);
   return unchanged_input_solver(gram, weight, bias, outputs, options).solve(options.sparsity);
 }
 
@@ -413,6 +410,8 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
       for (double level : levels) errors[i].push_back(s.solve(level, false).relative_error);
     });
     sparsity = allocate(errors, weights, levels, options.sparsity);
+    // The solvers are built again below rather than kept: all of them at once would hold three
+    // D x D matrices per layer, past the moment budget on BERT-sized models.
   }
   std::vector<block_sparsity_layer> out(jobs.size());
   const auto install = [&](std::size_t i) {
