@@ -6,7 +6,10 @@
 
 #include "commands.hpp"
 #include "inferopt/core/error.hpp"
+#include "inferopt/prune/latency_model.hpp"
 #include "inferopt/quant/quantization_error.hpp"
+#include "inferopt/quant/text_calibration.hpp"
+#include "inferopt/quant/wordpiece_tokenizer.hpp"
 
 namespace inferopt::cli {
 
@@ -39,6 +42,34 @@ calibration_data read_calibration(const calibration_sources& s, const ir::model&
   d.held_out = !s.eval_dir.empty() || !s.eval_text.empty();
   d.evaluation = d.held_out ? read(s.eval_dir, s.eval_text) : d.calibration;
   return d;
+}
+
+void declare_latency_options(CLI::App& sub, latency_sources& l, const std::string& target_help) {
+  sub.add_option("--target-speedup", l.target_speedup, target_help);
+  sub.add_option("--latency-threads", l.threads, "Executor threads while timing for --target-speedup (default 1)");
+  sub.add_option("--latency-rounds", l.rounds, "Alternating timed runs per measurement for --target-speedup (default 10)");
+  sub.add_option("--latency-seq-len", l.seq_len,
+                 "With --target-speedup and --calib-text: time on a sentence padded to this length (default: the longest calibration batch)");
+}
+
+void check_latency_options(const latency_sources& l, const calibration_sources& s) {
+  if (l.threads < 1 || l.threads > 256) throw error(errc::invalid_argument, "--latency-threads must be in [1, 256]");
+  if (l.rounds < 1 || l.rounds > 1000) throw error(errc::invalid_argument, "--latency-rounds must be in [1, 1000]");
+  if (l.target_speedup == 0.0) return;
+  if (!(l.target_speedup > 1.0 && l.target_speedup < 100.0)) {
+    throw error(errc::invalid_argument, "--target-speedup must be above 1 (and below 100), not " + std::to_string(l.target_speedup));
+  }
+  if (!s.given()) throw error(errc::invalid_argument, "--target-speedup times the model on a calibration batch: give --calib-dir DIR or --calib-text FILE --tokenizer T");
+  if (l.seq_len != 0 && s.calib_text.empty()) throw error(errc::invalid_argument, "--latency-seq-len pads calibration text: give --calib-text FILE --tokenizer T");
+}
+
+runtime::tensor_map latency_batch(const calibration_sources& s, const calibration_data& d, const ir::model& original,
+                                  const latency_sources& l) {
+  const std::size_t seq_len = l.seq_len;
+  if (seq_len == 0) return prune::largest_batch(d.calibration);
+  const std::vector<std::string> first = quant::read_sentences(s.calib_text, 1);
+  runtime::session probe(original, {.threads = 1});
+  return quant::text_calibration_batches(probe, first, quant::wordpiece_tokenizer::from_file(s.tokenizer), seq_len).front();
 }
 
 nlohmann::json agreement(const ir::model& reference, const ir::model& candidate, const std::vector<runtime::tensor_map>& batches) {

@@ -25,6 +25,22 @@ struct calibration_sources {
   [[nodiscard]] bool given() const { return !calib_dir.empty() || !calib_text.empty(); }
 };
 
+/// How a command prunes to a measured speedup: --target-speedup and how it is timed.
+struct latency_sources {
+  double target_speedup = 0.0;  ///< 0: no target
+  int threads = 1;
+  int rounds = 10;
+  std::size_t seq_len = 0;
+};
+
+/// Declares --target-speedup (with `target_help`), --latency-threads, --latency-rounds and
+/// --latency-seq-len.
+void declare_latency_options(CLI::App& sub, latency_sources& l, const std::string& target_help);
+
+/// @throws error(errc::invalid_argument) for values out of range, or a target without
+///         calibration data to time on.
+void check_latency_options(const latency_sources& l, const calibration_sources& s);
+
 /// Calibration batches and the batches agreement is measured on (the evaluation ones when
 /// given, else the calibration ones), both made for the unchanged model.
 struct calibration_data {
@@ -42,6 +58,13 @@ void check_calibration_sources(const calibration_sources& s);
 
 /// Reads the batches (none when no source is given).
 [[nodiscard]] calibration_data read_calibration(const calibration_sources& s, const ir::model& original);
+
+/// The batch a latency target is timed on: with `seq_len` and calibration text, the first
+/// sentence padded to that length (a length users serve at, not the sentence's own); else
+/// the calibration batch with the most elements. @throws error(errc::invalid_argument) for
+/// a length without text.
+[[nodiscard]] runtime::tensor_map latency_batch(const calibration_sources& s, const calibration_data& d,
+                                                const ir::model& original, const latency_sources& l);
 
 /// Agreement of `candidate` with `reference` on `batches`: top-1, mean output cosine and the
 /// first output's SQNR.

@@ -1,8 +1,9 @@
 // `inferopt prune MODEL -o OUT --ratio R [--criterion l1|l2|bn|fpgm|random|energy] [--global]
-// [--round-to N] [--calib-dir DIR | --calib-text FILE --tokenizer T] [--explain]
-// [--report FILE.json]`: structured channel pruning with a per-layer table. With calibration
-// data, layers reading removed channels are refit by least squares, BatchNormalization is
-// recalibrated, and the agreement with the unpruned model is measured.
+// [--round-to N] [--calib-dir DIR | --calib-text FILE --tokenizer T] [--target-speedup S]
+// [--explain] [--report FILE.json]`: structured channel pruning with a per-layer table. With
+// calibration data, layers reading removed channels are refit by least squares,
+// BatchNormalization is recalibrated, and the agreement with the unpruned model is measured;
+// --target-speedup prunes to a speedup measured in the executor instead of a ratio.
 
 #include <algorithm>
 #include <cmath>
@@ -38,7 +39,11 @@ struct prune_cli_options {
   std::uint64_t seed = 0;
   calibration_sources data;
   bool no_refit = false;
+  bool sequential = false;
+  bool sensitivity = false;
+  double refit_ridge = 1e-4;
   bool explain = false;
+  latency_sources latency;
   std::string report;
 };
 
@@ -89,18 +94,100 @@ prune::prune_options prune_options_of(const prune_cli_options& o) {
   options.analysis.ignored_nodes = o.ignore;
   options.analysis.ignore_defaults = !o.no_default_ignores;
   options.refit = !o.no_refit;
+  options.refit_options.sequential = o.sequential;
+  if (o.sensitivity) options.sensitivity.emplace();
+  options.refit_options.solve.relative_ridge = o.refit_ridge;
+  options.latency.speedup = o.latency.target_speedup;
+  options.latency.threads = o.latency.threads;
+  options.latency.rounds = o.latency.rounds;
   return options;
 }
 
 void print_summary(const prune_cli_options& o, const prune::prune_summary& s) {
-  std::cout << "prune: ratio " << o.ratio << (o.global ? " (global)" : " (per group)") << ", criterion " << o.criterion
-            << ", round-to " << o.round_to << "\n";
+  if (s.latency) {
+    std::cout << "prune: target speedup " << o.latency.target_speedup << "x (measured, " << o.latency.threads
+              << " thread(s)), criterion " << o.criterion << ", round-to " << o.round_to << "\n";
+  } else {
+    std::cout << "prune: ratio " << o.ratio << (o.global ? " (global)" : " (per group)") << ", criterion " << o.criterion
+              << ", round-to " << o.round_to << "\n";
+  }
   print_layers(s);
   std::cout << "groups: " << s.prunable_groups << " prunable of " << s.groups << "; channels removed " << s.removed_units
             << " of " << s.prunable_units << " prunable\n";
   std::cout << "params " << human_count(s.params_before) << " -> " << human_count(s.params_after) << " ("
             << ratio_text(s.params_after, s.params_before) << "), MACs " << human_count(s.macs_before) << " -> "
             << human_count(s.macs_after) << " (" << ratio_text(s.macs_after, s.macs_before) << ")\n";
+}
+
+/// Per group: units removed, their share of the group's importance, milliseconds saved.
+void print_groups(const prune::prune_summary& s) {
+  if (s.changed_groups.empty()) return;
+  std::size_t width = 5;
+  for (const auto& g : s.changed_groups) width = std::max(width, g.group.size());
+  std::cout << std::left << std::setw(static_cast<int>(width + 2)) << "group" << std::setw(16) << "units" << std::setw(14)
+            << "sensitivity" << std::setw(s.sensitivity.empty() ? 0 : 14) << (s.sensitivity.empty() ? "" : "cosine drop")
+            << (s.latency ? "ms saved (table)" : "") << "\n";
+  for (const auto& g : s.changed_groups) {
+    std::ostringstream units;
+    units << g.units_before << " -> " << g.units_before - g.units_removed;
+    std::cout << std::left << std::setw(static_cast<int>(width + 2)) << g.group << std::setw(16) << units.str()
+              << std::setw(14) << percent(g.importance_removed);
+    if (g.cosine_drop) {
+      std::ostringstream drop;
+      drop << std::setprecision(3) << *g.cosine_drop;
+      std::cout << std::setw(14) << drop.str();
+    }
+    if (s.latency) std::cout << std::fixed << std::setprecision(3) << g.ms_saved << std::defaultfloat;
+    std::cout << "\n";
+  }
+}
+
+void print_latency(const prune::latency_report& l) {
+  std::cout << std::fixed << std::setprecision(2);
+  for (std::size_t i = 0; i < l.attempts.size(); ++i) {
+    const auto& t = l.attempts[i];
+    std::cout << "  attempt " << i + 1 << ": " << percent(t.cost_ratio) << " of the prunable time, predicted "
+              << t.predicted << "x, measured " << t.measured << "x\n";
+  }
+  std::cout << "latency (executor, " << l.threads << " thread(s)): " << l.run_ms << " ms -> " << l.measured_run_ms
+            << " ms measured, " << l.predicted_run_ms << " ms predicted; speedup " << l.measured_speedup
+            << "x measured, " << l.predicted_speedup << "x predicted, target " << l.target << "x\n";
+  std::cout << std::defaultfloat;
+}
+
+nlohmann::json latency_json(const prune::latency_report& l) {
+  nlohmann::json attempts = nlohmann::json::array();
+  for (const auto& t : l.attempts) {
+    attempts.push_back({{"cost_ratio", t.cost_ratio}, {"predicted_speedup", t.predicted}, {"measured_speedup", t.measured}});
+  }
+  nlohmann::json nodes = nlohmann::json::array();
+  for (std::size_t i = 0; i < l.nodes.size(); ++i) {
+    nodes.push_back({{"node", l.nodes[i].node}, {"op", l.nodes[i].op}, {"ms", l.nodes[i].ms},
+                     {"predicted_ms", l.predicted_node_ms[i]}});
+  }
+  return {{"target_speedup", l.target}, {"threads", l.threads}, {"run_ms", l.run_ms},
+          {"predicted_run_ms", l.predicted_run_ms}, {"measured_run_ms", l.measured_run_ms},
+          {"predicted_speedup", l.predicted_speedup}, {"measured_speedup", l.measured_speedup},
+          {"attempts", attempts}, {"nodes", nodes}};
+}
+
+/// Every prunable group's measured output cosine drop at each share cut.
+nlohmann::json sensitivity_json(const prune::prune_summary& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : s.sensitivity) out.push_back({{"group", g.group}, {"levels", g.levels}, {"cosine_drop", g.cosine_drop}});
+  return out;
+}
+
+nlohmann::json groups_json(const prune::prune_summary& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : s.changed_groups) {
+    nlohmann::json j{{"group", g.group}, {"units_before", g.units_before}, {"units_removed", g.units_removed},
+                     {"importance_removed", g.importance_removed}};
+    if (s.latency) j["ms_saved"] = g.ms_saved;
+    if (g.cosine_drop) j["cosine_drop"] = *g.cosine_drop;
+    out.push_back(std::move(j));
+  }
+  return out;
 }
 
 void print_refits(const prune::prune_summary& s) {
@@ -152,6 +239,9 @@ nlohmann::json report_json(const prune_cli_options& o, const prune::prune_summar
           {"params", {{"before", s.params_before}, {"after", s.params_after}}},
           {"macs", {{"before", s.macs_before}, {"after", s.macs_after}}},
           {"layers", layers},
+          {"groups_changed", groups_json(s)},
+          {"sensitivity", sensitivity_json(s)},
+          {"latency", s.latency ? latency_json(*s.latency) : nlohmann::json(nullptr)},
           {"refits", refits_json(s)}};
 }
 
@@ -181,6 +271,11 @@ void check_prune_arguments(const prune_cli_options& o) {
   if ((o.criterion == "energy" || o.criterion == "obs") && !o.data.given()) {
     throw error(errc::invalid_argument, "--criterion " + o.criterion + " measures channels on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
   }
+  if (o.sensitivity && !o.data.given()) {
+    throw error(errc::invalid_argument, "--sensitivity measures groups on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
+  }
+  check_latency_options(o.latency, o.data);
+  if (!(o.refit_ridge >= 0.0 && o.refit_ridge < 1e6)) throw error(errc::invalid_argument, "--refit-ridge must be a number >= 0");
   probe_writable({o.output, o.report});
 }
 
@@ -194,10 +289,14 @@ int run_prune(const prune_cli_options& o) {
     std::cout << prune::explain(prune::analyze_channels(m, options.analysis));
   }
   const calibration_data data = read_calibration(o.data, original);
-  const prune::prune_summary s = prune::prune_model(m, options, data.calibration);
+  prune::prune_options run_options = options;
+  if (o.latency.target_speedup != 0.0) run_options.latency.feeds = latency_batch(o.data, data, original, o.latency);
+  const prune::prune_summary s = prune::prune_model(m, run_options, data.calibration);
   ir::verify(m.graph());
   print_summary(o, s);
+  print_groups(s);
   print_refits(s);
+  if (s.latency) print_latency(*s.latency);
   nlohmann::json report = report_json(o, s);
   if (!data.calibration.empty()) measure_agreement(data, original, m, report);
   write_report(o.report, report);
@@ -220,8 +319,16 @@ void declare_prune(CLI::App& sub, prune_cli_options& o) {
   declare_calibration_options(sub, o.data,
                               "Calibration batches (test-data subfolders or one .pb per batch): refit the layers reading removed channels, recalibrate BatchNormalization, measure agreement");
   sub.add_flag("--no-refit", o.no_refit, "With calibration data, only cut (no least-squares refit)");
+  sub.add_option("--refit-ridge", o.refit_ridge,
+                 "Ridge of the refit, relative to the mean input energy (default 1e-4; larger generalises better from few calibration rows)");
+  sub.add_flag("--sensitivity", o.sensitivity,
+               "With calibration data: share the budget between groups by their measured end-to-end sensitivity (each cut alone at 25/50/75%, refit, output cosine drop on calibration batches it was not refit on)");
+  sub.add_flag("--sequential", o.sequential,
+               "With calibration data: refit layer after layer on the pruned model's own activations, towards the original outputs");
   sub.add_flag("--explain", o.explain, "Print every channel group: sources, cut sites, why pinned");
-  sub.add_option("--report", o.report, "Write a JSON report (per layer params/MACs before and after, agreement)");
+  declare_latency_options(sub, o.latency,
+                          "Instead of --ratio: remove what reaches this speedup, measured in the executor (units ranked by importance per millisecond of a measured per-node latency table)");
+  sub.add_option("--report", o.report, "Write a JSON report (per layer params/MACs before and after, per group sensitivity, latency, agreement)");
 }
 
 }  // namespace

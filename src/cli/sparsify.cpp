@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "calibration_data.hpp"
@@ -18,6 +19,7 @@
 #include "inferopt/ir/verify.hpp"
 #include "inferopt/pass.hpp"
 #include "inferopt/prune/calibrated_block_sparsity.hpp"
+#include "inferopt/prune/latency_target.hpp"
 #include "inferopt/runtime/kernel.hpp"
 #include "inferopt/sparse/sparsify_blocks.hpp"
 
@@ -39,6 +41,8 @@ struct sparsify_cli_options {
   bool uniform = false;
   bool sequential = false;
   bool dry_run = false;
+  latency_sources latency;
+  double max_cosine_drop = 0.0;
   std::string report;
 };
 
@@ -55,7 +59,7 @@ std::string percent_text(double f) {
   return os.str();
 }
 
-void print_table(const std::vector<sparse::sparsify_candidate>& plan) {
+void print_table(std::ostream& out, const std::vector<sparse::sparsify_candidate>& plan) {
   std::vector<const sparse::sparsify_candidate*> rows;
   std::size_t name_width = 4;
   for (const auto& c : plan) {
@@ -64,14 +68,14 @@ void print_table(const std::vector<sparse::sparsify_candidate>& plan) {
     name_width = std::max(name_width, c.node.size());
   }
   if (rows.empty()) return;
-  std::cout << std::left << std::setw(static_cast<int>(name_width + 2)) << "node" << std::setw(8) << "op"
+  out << std::left << std::setw(static_cast<int>(name_width + 2)) << "node" << std::setw(8) << "op"
             << std::setw(16) << "weight K x N" << std::setw(20) << "blocks kept" << std::setw(10) << "sparsity"
             << std::setw(6) << "relu" << "predicted speedup\n";
   for (const sparse::sparsify_candidate* c : rows) {
     std::ostringstream weight, blocks;
     weight << c->k << " x " << c->n;
     blocks << c->blocks_kept << " / " << c->blocks_total;
-    std::cout << std::left << std::setw(static_cast<int>(name_width + 2)) << c->node << std::setw(8) << c->op_type
+    out << std::left << std::setw(static_cast<int>(name_width + 2)) << c->node << std::setw(8) << c->op_type
               << std::setw(16) << weight.str() << std::setw(20) << blocks.str() << std::setw(10)
               << percent_text(c->block_sparsity) << std::setw(6) << (c->fuses_relu ? "yes" : "no")
               << speedup_text(c->predicted_speedup) << "\n";
@@ -111,8 +115,8 @@ nlohmann::json report_json(const sparsify_cli_options& o, const sparse::sparsify
 
 /// Prints the settings, the table and the counts of the plan; returns how many products it
 /// rewrites.
-std::int64_t print_plan(const sparsify_cli_options& o, const sparse::sparsify_options& settings, const std::string& isa,
-                        const std::vector<sparse::sparsify_candidate>& plan) {
+std::int64_t print_plan(std::ostream& out, const sparsify_cli_options& o, const sparse::sparsify_options& settings,
+                        const std::string& isa, const std::vector<sparse::sparsify_candidate>& plan) {
   std::map<std::string, int> declined;
   std::int64_t rewrites = 0, products = 0;
   for (const auto& c : plan) {
@@ -121,19 +125,19 @@ std::int64_t print_plan(const sparsify_cli_options& o, const sparse::sparsify_op
     else ++declined[c.declined];
   }
 
-  std::cout << "sparsify-blocks: block " << settings.block.rows << "x" << settings.block.cols << ", sparsity "
+  out << "sparsify-blocks: block " << settings.block.rows << "x" << settings.block.cols << ", sparsity "
             << settings.sparsity << ", min-size " << settings.min_size << ", norm "
             << (settings.norm == sparse::block_norm::l1 ? "l1" : "l2") << (o.dry_run ? " (dry run)" : "") << "\n";
-  print_table(plan);
-  std::cout << rewrites << " of " << products << " MatMul/Gemm node(s) " << (o.dry_run ? "would be rewritten" : "rewritten")
+  print_table(out, plan);
+  out << rewrites << " of " << products << " MatMul/Gemm node(s) " << (o.dry_run ? "would be rewritten" : "rewritten")
             << " to inferopt.BlockSparseMatMul";
   if (!declined.empty()) {
-    std::cout << "; declined:";
-    for (const auto& [why, count] : declined) std::cout << " " << why << " " << count;
+    out << "; declined:";
+    for (const auto& [why, count] : declined) out << " " << why << " " << count;
   }
-  std::cout << "\n";
+  out << "\n";
   if (rewrites > 0) {
-    std::cout << "predicted speedup: e(s) / (1 - s) fitted to docs/BENCHMARKS.md, against a dense GEMM built for "
+    out << "predicted speedup: e(s) / (1 - s) fitted to docs/BENCHMARKS.md, against a dense GEMM built for "
               << (sparse::dense_baseline_from(isa) == sparse::dense_baseline::avx512 ? "AVX-512" : "AVX2")
               << " (the executor's here: " << isa << "); a model, not a measurement (see `inferopt bench`)\n";
   }
@@ -142,7 +146,8 @@ std::int64_t print_plan(const sparsify_cli_options& o, const sparse::sparsify_op
 
 /// Runs the pass (verified) and checks it rewrote what the plan said; adds the statistics
 /// and counters to the report.
-void rewrite(std::unique_ptr<sparse::sparsify_blocks> pass, ir::model& m, std::int64_t rewrites, nlohmann::json& report) {
+void rewrite(std::ostream& out, std::unique_ptr<sparse::sparsify_blocks> pass, ir::model& m, std::int64_t rewrites,
+             nlohmann::json& report) {
   const ir::model_statistics before = statistics_of(m);
   pipeline p;
   p.steps.emplace_back().single = std::move(pass);
@@ -155,37 +160,51 @@ void rewrite(std::unique_ptr<sparse::sparsify_blocks> pass, ir::model& m, std::i
                                     " node(s), its plan said " + std::to_string(rewrites));
   }
   const ir::model_statistics after = statistics_of(m);
-  std::cout << "params " << human_count(before.params) << " -> " << human_count(after.params) << " ("
+  out << "params " << human_count(before.params) << " -> " << human_count(after.params) << " ("
             << human_bytes(before.param_bytes) << " -> " << human_bytes(after.param_bytes) << ")\n";
   report["before"] = to_json(before);
   report["after"] = to_json(after);
   report["counters"] = r.passes[0].counters;
 }
 
+/// How one attempt allocates: `sparsity` of the weights, or (latency-aware) `saving_ms`
+/// from layers taking `layer_ms` dense.
+struct allocation {
+  std::map<std::string, double> layer_ms;  ///< by node label; empty: pay in weights
+  double saving_ms = 0.0;
+};
+
 /// Chooses and updates the blocks of every product the plan rewrites from the calibration
 /// data; prints and reports each layer's output error against magnitude alone.
 /// Returns each layer's sparsity (they differ when `allocate`); `report` becomes the report's
-/// "calibrated" section.
-std::map<std::string, double> calibrate_blocks(ir::model& m, const sparse::sparsify_options& settings,
+/// "calibrated" section. `level_errors` caches the allocation's error table across attempts.
+std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, const sparse::sparsify_options& settings,
                                                const std::vector<sparse::sparsify_candidate>& plan, const calibration_data& data,
-                                               std::int64_t chunk_rows, bool allocate, bool sequential, nlohmann::json& report) {
+                                               const sparsify_cli_options& o, const allocation& budget,
+                                               std::vector<std::vector<double>>& level_errors, nlohmann::json& report) {
   std::vector<const ir::node*> layers;
-  for (const auto& c : plan) {
-    if (c.declined.empty()) layers.push_back(c.at);
-  }
   prune::block_sparsity_options options;
+  for (const auto& c : plan) {
+    if (!c.declined.empty()) continue;
+    layers.push_back(c.at);
+    if (!budget.layer_ms.empty()) options.layer_ms.push_back(budget.layer_ms.count(c.node) ? budget.layer_ms.at(c.node) : 0.0);
+  }
   options.block_rows = settings.block.rows;
   options.block_cols = settings.block.cols;
   options.sparsity = settings.sparsity;
-  options.chunk_rows = chunk_rows;
-  options.allocate = allocate;
-  options.sequential = sequential;
-  const std::vector<prune::block_sparsity_layer> done = prune::apply_calibrated_block_sparsity(m, layers, data.calibration, options);
+  options.chunk_rows = o.chunk_rows;
+  options.allocate = !o.uniform;
+  options.sequential = o.sequential;
+  options.saving_ms = budget.saving_ms;
+  const auto baseline = sparse::dense_baseline_from(runtime::dense_gemm_isa());
+  options.time_fraction = [baseline](double s) { return 1.0 / sparse::predicted_speedup(s, baseline); };
+  const std::vector<prune::block_sparsity_layer> done =
+      prune::apply_calibrated_block_sparsity(m, layers, data.calibration, options, std::int64_t{512} << 20, &level_errors);
   std::size_t width = 5;
   for (const auto& l : done) width = std::max(width, l.node.size());
-  std::cout << "calibrated blocks (" << data.calibration.size() << " batch(es); relative output error on the calibration rows):\n"
-            << std::left << std::setw(static_cast<int>(width + 2)) << "layer" << std::setw(14) << "by magnitude" << std::setw(14)
-            << "calibrated" << std::setw(10) << "sparsity" << "bias\n";
+  out << "calibrated blocks (" << data.calibration.size() << " batch(es); relative output error on the calibration rows):\n"
+      << std::left << std::setw(static_cast<int>(width + 2)) << "layer" << std::setw(14) << "by magnitude" << std::setw(14)
+      << "calibrated" << std::setw(10) << "sparsity" << "bias\n";
   nlohmann::json rows = nlohmann::json::array();
   std::map<std::string, double> sparsity;
   for (const auto& l : done) {
@@ -194,17 +213,124 @@ std::map<std::string, double> calibrate_blocks(ir::model& m, const sparse::spars
     std::ostringstream mag, cal;
     mag << std::setprecision(4) << l.result.relative_error_magnitude;
     cal << std::setprecision(4) << l.result.relative_error;
-    std::cout << std::left << std::setw(static_cast<int>(width + 2)) << l.node << std::setw(14) << mag.str() << std::setw(14) << cal.str()
-              << std::setw(10) << percent_text(s) << (l.bias_updated ? "updated" : "none") << "\n";
-    rows.push_back({{"node", l.node}, {"blocks_total", l.result.blocks_total}, {"blocks_removed", l.result.blocks_removed},
-                    {"relative_error_magnitude", l.result.relative_error_magnitude}, {"relative_error", l.result.relative_error},
-                    {"bias_updated", l.bias_updated}});
+    out << std::left << std::setw(static_cast<int>(width + 2)) << l.node << std::setw(14) << mag.str() << std::setw(14) << cal.str()
+        << std::setw(10) << percent_text(s) << (l.bias_updated ? "updated" : "none") << "\n";
+    nlohmann::json row{{"node", l.node}, {"blocks_total", l.result.blocks_total}, {"blocks_removed", l.result.blocks_removed},
+                       {"relative_error_magnitude", l.result.relative_error_magnitude}, {"relative_error", l.result.relative_error},
+                       {"bias_updated", l.bias_updated}};
+    if (budget.layer_ms.count(l.node)) row["dense_ms"] = budget.layer_ms.at(l.node);
+    rows.push_back(std::move(row));
   }
-  report = {{"batches", data.calibration.size()}, {"chunk_rows", chunk_rows}, {"allocated", allocate}, {"sequential", sequential}, {"layers", rows}};
+  report = {{"batches", data.calibration.size()}, {"chunk_rows", o.chunk_rows}, {"allocated", !o.uniform}, {"sequential", o.sequential}, {"layers", rows}};
   return sparsity;
 }
 
-int run_sparsify(const sparsify_cli_options& o) {
+/// One sparsified model and its report.
+struct attempt {
+  ir::model model;
+  nlohmann::json report;
+};
+
+/// Sparsifies a copy of `original` at `sparsity` (or, latency-aware, by `budget`), printing to
+/// `out`. Dry runs stop before the rewrite.
+attempt sparsify_once(std::ostream& out, const sparsify_cli_options& o, const ir::model& original, const calibration_data& data,
+                      const std::string& sparsity, const allocation& budget, std::vector<std::vector<double>>& level_errors) {
+  const bool calibrated = o.data.given() && o.criterion != "magnitude";
+  // The pass checks and keeps the options, so the plan and the rewrite read the same ones.
+  auto pass = std::make_unique<sparse::sparsify_blocks>();
+  pass->set_option("block", o.block);
+  pass->set_option("sparsity", sparsity);
+  pass->set_option("min-size", o.min_size);
+  pass->set_option("norm", o.norm);
+  const sparse::sparsify_options settings = pass->settings();
+  attempt a{original.clone(), {}};
+  const std::string isa = runtime::dense_gemm_isa();
+  std::vector<sparse::sparsify_candidate> plan = sparse::plan_sparsify(a.model, settings, sparse::dense_baseline_from(isa));
+  nlohmann::json calibrated_section;
+  if (calibrated && !o.dry_run) {
+    // The blocks are chosen (and their layers' sparsities, when allocated) before the pass,
+    // which then removes exactly the zeroed ones; the plan shows the sparsities chosen.
+    pass->set_node_sparsity(calibrate_blocks(out, a.model, settings, plan, data, o, budget, level_errors, calibrated_section));
+    plan = sparse::plan_sparsify(a.model, pass->settings(), sparse::dense_baseline_from(isa));
+  }
+  const std::int64_t rewrites = print_plan(out, o, settings, isa, plan);
+  a.report = report_json(o, settings, isa, plan);
+  if (!calibrated_section.is_null()) a.report["calibrated"] = calibrated_section;
+  if (!o.dry_run) rewrite(out, std::move(pass), a.model, rewrites, a.report);
+  return a;
+}
+
+/// Discards what is written to it: the searches' attempts print nothing.
+struct null_stream : std::ostream {
+  null_stream() : std::ostream(nullptr) {}
+};
+
+/// The run time the latency table predicts for an attempt: each sparsified layer's dense
+/// time scaled by the kernel model at the sparsity it got.
+double predicted_speedup(const nlohmann::json& report, const prune::node_timing& table) {
+  const auto baseline = sparse::dense_baseline_from(runtime::dense_gemm_isa());
+  double saved = 0.0;
+  for (const auto& row : report["calibrated"]["layers"]) {
+    const double s = row["blocks_removed"].get<double>() / std::max(1.0, row["blocks_total"].get<double>());
+    if (s > 0.0 && row.contains("dense_ms")) saved += row["dense_ms"].get<double>() * (1.0 - 1.0 / sparse::predicted_speedup(s, baseline));
+  }
+  return table.run_ms / std::max(table.run_ms - saved, 1e-9);
+}
+
+/// `--target-speedup`: allocates sparsity by a latency table measured on the original model,
+/// searched as prune's is (prune::search_speedup). Returns the budget of the attempt measured
+/// closest to the target.
+allocation search_speedup(const sparsify_cli_options& o, const ir::model& original, const calibration_data& data,
+                          std::vector<std::vector<double>>& level_errors, nlohmann::json& section) {
+  const runtime::tensor_map feeds = latency_batch(o.data, data, original, o.latency);
+  const prune::node_timing table = prune::time_nodes(original, feeds, o.latency.threads);
+  runtime::session reference(original, {.threads = o.latency.threads});
+  std::vector<allocation> budgets;
+  std::vector<double> measured_ms;
+  null_stream quiet;
+  const prune::speedup_search search = prune::search_speedup(o.latency.target_speedup, 0.05, 4, [&](double goal) {
+    budgets.push_back({table.node_ms, table.run_ms * (1.0 - 1.0 / goal)});
+    const attempt a = sparsify_once(quiet, o, original, data, o.sparsity, budgets.back(), level_errors);
+    runtime::session candidate(a.model, {.threads = o.latency.threads});
+    const prune::latency_comparison c = prune::compare_latency(reference, candidate, feeds, o.latency.rounds);
+    measured_ms.push_back(c.candidate_ms);
+    const prune::speedup_attempt t{budgets.back().saving_ms / table.run_ms, predicted_speedup(a.report, table), c.speedup};
+    std::cout << "  attempt " << budgets.size() << ": predicted " << std::fixed << std::setprecision(2) << t.predicted
+              << "x, measured " << t.measured << "x\n" << std::defaultfloat;
+    return t;
+  });
+  nlohmann::json attempts = nlohmann::json::array();
+  for (const auto& t : search.attempts) attempts.push_back({{"predicted_speedup", t.predicted}, {"measured_speedup", t.measured}});
+  const prune::speedup_attempt& kept = search.attempts[search.best];
+  section = {{"target_speedup", o.latency.target_speedup}, {"threads", o.latency.threads}, {"run_ms", table.run_ms},
+             {"predicted_speedup", kept.predicted}, {"measured_speedup", kept.measured},
+             {"measured_run_ms", measured_ms[search.best]}, {"attempts", attempts}};
+  std::cout << "kept: predicted " << std::fixed << std::setprecision(2) << kept.predicted << "x, measured " << kept.measured
+            << "x (" << table.run_ms << " -> " << measured_ms[search.best] << " ms)\n" << std::defaultfloat;
+  return budgets[search.best];
+}
+
+/// `--max-cosine-drop`: the largest sparsity (bisected to 1/64) whose mean output cosine with
+/// the original on the calibration batches stays within the drop.
+std::string search_cosine(const sparsify_cli_options& o, const ir::model& original, const calibration_data& data,
+                          std::vector<std::vector<double>>& level_errors, nlohmann::json& section) {
+  double lo = 0.0, hi = prune::block_sparsity_options{}.max_layer_sparsity;
+  nlohmann::json probes = nlohmann::json::array();
+  null_stream quiet;
+  for (int i = 0; i < 6; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    const attempt a = sparsify_once(quiet, o, original, data, std::to_string(mid), {}, level_errors);
+    const double cosine = agreement(original, a.model, data.calibration)["output_cosine"].get<double>();
+    probes.push_back({{"sparsity", mid}, {"calibration_cosine", cosine}});
+    std::cout << "  sparsity " << std::fixed << std::setprecision(3) << mid << ": calibration cosine " << std::setprecision(4)
+              << cosine << "\n" << std::defaultfloat;
+    (1.0 - cosine <= o.max_cosine_drop ? lo : hi) = mid;
+  }
+  section = {{"max_cosine_drop", o.max_cosine_drop}, {"sparsity", lo}, {"probes", probes}};
+  return std::to_string(lo);
+}
+
+void check_sparsify_arguments(const sparsify_cli_options& o) {
   if (!o.dry_run && o.output.empty()) throw error(errc::invalid_argument, "give -o OUT, or --dry-run to write nothing");
   check_calibration_sources(o.data);
   if (o.chunk_rows < 1) throw error(errc::invalid_argument, "--chunk-rows must be at least 1");
@@ -214,41 +340,60 @@ int run_sparsify(const sparsify_cli_options& o) {
   if (o.criterion == "obs" && !o.data.given()) {
     throw error(errc::invalid_argument, "--criterion obs chooses blocks on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
   }
-  const bool calibrated = o.data.given() && o.criterion != "magnitude";
+  const double target = o.latency.target_speedup;
+  const bool searching = target != 0.0 || o.max_cosine_drop != 0.0;
+  if (target != 0.0 && o.max_cosine_drop != 0.0) throw error(errc::invalid_argument, "give --target-speedup or --max-cosine-drop, not both");
+  check_latency_options(o.latency, o.data);
+  if (o.max_cosine_drop != 0.0 && !(o.max_cosine_drop > 0.0 && o.max_cosine_drop < 1.0)) {
+    throw error(errc::invalid_argument, "--max-cosine-drop must be in (0, 1)");
+  }
+  if (searching && (!o.data.given() || o.criterion == "magnitude" || o.dry_run)) {
+    throw error(errc::invalid_argument, "--target-speedup and --max-cosine-drop measure the sparsified model: give calibration data, not --criterion magnitude or --dry-run");
+  }
+  if (target != 0.0 && o.uniform) throw error(errc::invalid_argument, "--target-speedup allocates sparsity per layer: not with --uniform");
+}
+
+int run_sparsify(const sparsify_cli_options& o) {
+  check_sparsify_arguments(o);
   if (!o.output.empty()) refuse_overwrite(o.input, o.output);
-  // The pass checks and keeps the options, so the plan and the rewrite read the same ones.
-  auto pass = std::make_unique<sparse::sparsify_blocks>();
-  pass->set_option("block", o.block);
-  pass->set_option("sparsity", o.sparsity);
-  pass->set_option("min-size", o.min_size);
-  pass->set_option("norm", o.norm);
-  const sparse::sparsify_options settings = pass->settings();
+  {
+    // Option values are checked before the model is read.
+    sparse::sparsify_blocks probe;
+    probe.set_option("block", o.block);
+    probe.set_option("sparsity", o.sparsity);
+    probe.set_option("min-size", o.min_size);
+    probe.set_option("norm", o.norm);
+  }
   probe_writable({o.dry_run ? std::string() : o.output, o.report});
 
-  ir::model m = load_checked(o.input);
-  const std::string isa = runtime::dense_gemm_isa();
-  std::vector<sparse::sparsify_candidate> plan = sparse::plan_sparsify(m, settings, sparse::dense_baseline_from(isa));
-  const ir::model original = o.data.given() ? m.clone() : ir::model{};
-  const calibration_data data = o.dry_run ? calibration_data{} : read_calibration(o.data, m);
-  nlohmann::json calibrated_section;
-  if (calibrated && !o.dry_run) {
-    // The blocks are chosen (and their layers' sparsities, when allocated) before the pass,
-    // which then removes exactly the zeroed ones; the plan shows the sparsities chosen.
-    pass->set_node_sparsity(calibrate_blocks(m, settings, plan, data, o.chunk_rows, !o.uniform, o.sequential, calibrated_section));
-    plan = sparse::plan_sparsify(m, pass->settings(), sparse::dense_baseline_from(isa));
+  const ir::model original = load_checked(o.input);
+  const calibration_data data = o.dry_run ? calibration_data{} : read_calibration(o.data, original);
+  std::vector<std::vector<double>> level_errors;
+  nlohmann::json search;
+  std::optional<attempt> result;
+  if (o.latency.target_speedup != 0.0) {
+    std::cout << "searching block sparsity for a measured " << o.latency.target_speedup << "x (executor, " << o.latency.threads
+              << " thread(s)):\n";
+    const allocation budget = search_speedup(o, original, data, level_errors, search);
+    result = sparsify_once(std::cout, o, original, data, o.sparsity, budget, level_errors);
+  } else {
+    std::string sparsity = o.sparsity;
+    if (o.max_cosine_drop != 0.0) {
+      std::cout << "searching the largest sparsity within a cosine drop of " << o.max_cosine_drop << " on the calibration batches:\n";
+      sparsity = search_cosine(o, original, data, level_errors, search);
+    }
+    result = sparsify_once(std::cout, o, original, data, sparsity, allocation{}, level_errors);
   }
-  const std::int64_t rewrites = print_plan(o, settings, isa, plan);
-  nlohmann::json report = report_json(o, settings, isa, plan);
-  if (!calibrated_section.is_null()) report["calibrated"] = calibrated_section;
+  nlohmann::json& report = result->report;
+  if (!search.is_null()) report[o.latency.target_speedup != 0.0 ? "latency" : "cosine_budget"] = search;
   if (o.dry_run) {
     write_report(o.report, report);
     std::cout << "dry run: no model written\n";
     return 0;
   }
-  rewrite(std::move(pass), m, rewrites, report);
-  if (o.data.given()) report["agreement"] = report_agreement(data, original, m);
+  if (o.data.given()) report["agreement"] = report_agreement(data, original, result->model);
   write_report(o.report, report);
-  save_and_announce(m, o.output);
+  save_and_announce(result->model, o.output);
   return 0;
 }
 
@@ -268,6 +413,10 @@ void declare_sparsify(CLI::App& sub, sparsify_cli_options& o) {
                "With calibration data: the same sparsity in every layer (default: per layer, where the measured output error grows least, --sparsity of the weights overall)");
   sub.add_flag("--sequential", o.sequential,
                "With calibration data: layer after layer, each on the activations the sparsified layers before it produce, towards the original outputs");
+  declare_latency_options(sub, o.latency,
+                          "With calibration data: allocate sparsity per layer to reach this speedup, measured in the executor (a per-layer latency table, corrected by measurement)");
+  sub.add_option("--max-cosine-drop", o.max_cosine_drop,
+                 "With calibration data: the largest sparsity whose mean output cosine with the original on the calibration batches drops by at most this (per-layer allocation)");
   sub.add_flag("--dry-run", o.dry_run, "Print what would be rewritten and the predicted speedups; write no model");
   sub.add_option("--report", o.report, "Write a JSON report (every MatMul/Gemm: shape, blocks, speedup or reason declined)");
 }

@@ -14,6 +14,7 @@
 #include "inferopt/ir/graph.hpp"
 #include "linear_weight.hpp"
 #include "observe_inputs.hpp"
+#include "paired_moments.hpp"
 
 namespace inferopt::prune {
 namespace {
@@ -254,59 +255,6 @@ block_job job_of(const ir::model& m, ir::node& n) {
   return job;
 }
 
-/// The moments of one value in the model being changed (X') against the original (X), each
-/// with the constant 1 appended: [X' 1]^T [X' 1], [X' 1]^T [X 1] and [X 1]^T [X 1].
-struct paired_moments {
-  dense_matrix seen, cross, original;
-
-  explicit paired_moments(std::int64_t k)
-      : seen(dense_matrix::Zero(k + 1, k + 1)), cross(dense_matrix::Zero(k + 1, k + 1)), original(dense_matrix::Zero(k + 1, k + 1)) {}
-
-  void add(const std::vector<float>& changed, const std::vector<float>& unchanged) {
-    const auto k = seen.rows() - 1;
-    const auto rows = static_cast<Eigen::Index>(changed.size()) / k;
-    const auto augmented = [&](const std::vector<float>& v) {
-      dense_matrix x(rows, k + 1);
-      x.leftCols(k) = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(v.data(), rows, k).cast<double>();
-      x.col(k).setOnes();
-      return x;
-    };
-    const dense_matrix a = augmented(changed), b = augmented(unchanged);
-    seen.noalias() += a.transpose() * a;
-    cross.noalias() += a.transpose() * b;
-    original.noalias() += b.transpose() * b;
-  }
-};
-
-/// The value `name` as each batch makes it in `original` and in `current`, accumulated.
-paired_moments gather_paired(const ir::model& original, const ir::model& current, const std::string& name, std::int64_t k,
-                             std::span<const runtime::tensor_map> batches) {
-  std::vector<float> captured;
-  runtime::session_options o;
-  o.on_value = [&](std::string_view v, const runtime::tensor& t) {
-    if (v == name) captured = t.to_float();
-  };
-  runtime::session before(original, o), after(current, o);
-  paired_moments p(k);
-  for (const runtime::tensor_map& feed : batches) {
-    const auto capture = [&](runtime::session& s) {
-      captured.clear();
-      if (const auto it = feed.find(name); it != feed.end()) captured = it->second.to_float();  // a graph input
-      (void)s.run(feed);
-      if (captured.empty() || captured.size() % static_cast<std::size_t>(k) != 0) {
-        throw error(errc::invalid_argument, "calibration activation '" + name + "' does not have the analysed shape");
-      }
-      return std::move(captured);
-    };
-    const std::vector<float> x = capture(before), changed = capture(after);
-    if (!std::all_of(changed.begin(), changed.end(), [](float v) { return std::isfinite(v); })) {
-      throw error(errc::invalid_argument, "block sparsity: calibration activations hold NaN or infinity");
-    }
-    p.add(changed, x);
-  }
-  return p;
-}
-
 /// Sparsifies the layers in graph order, each on its input as the layers before it left it,
 /// towards its output in the original model; `done(job, result)` installs each at once. Layers
 /// reading one value (attention's Q, K and V) share a stage.
@@ -318,7 +266,7 @@ void sparsify_in_sequence(ir::model& m, const std::vector<block_job>& jobs, cons
   for (std::size_t first = 0; first < jobs.size(); ++first) {
     if (finished[first]) continue;
     const ir::value* input = jobs[first].node->input(0);
-    const paired_moments p = gather_paired(original, m, input->name(), jobs[first].k, batches);
+    const paired_moments p = gather_paired(original, m, input->name(), jobs[first].k, jobs[first].k, batches);
     for (std::size_t i = first; i < jobs.size(); ++i) {
       if (finished[i] || jobs[i].node->input(0) != input) continue;
       std::int64_t outputs = 0;
@@ -343,24 +291,41 @@ std::vector<double> allocation_levels(double most) {
   return out;
 }
 
-/// Per layer, the level whose errors cost least for `target` of all the weights removed:
-/// greedily, the step with the least error added per weight removed next.
-std::vector<double> allocate(const std::vector<std::vector<double>>& errors, const std::vector<std::int64_t>& weights,
-                             const std::vector<double>& levels, double target) {
-  const double budget = target * static_cast<double>(std::accumulate(weights.begin(), weights.end(), std::int64_t{0}));
+/// What each layer saves at each level: weights removed, or milliseconds when latency-aware.
+/// `layer_ms` in the layers' order (empty: pay in weights).
+std::vector<std::vector<double>> level_savings(const std::vector<std::int64_t>& weights, const std::vector<double>& levels,
+                                               const std::vector<double>& layer_ms, const block_sparsity_options& o) {
+  std::vector<std::vector<double>> out(weights.size());
+  for (std::size_t l = 0; l < weights.size(); ++l) {
+    for (double level : levels) {
+      if (layer_ms.empty()) out[l].push_back(static_cast<double>(weights[l]) * level);
+      else out[l].push_back(level > 0.0 ? layer_ms[l] * (1.0 - o.time_fraction(level)) : 0.0);
+    }
+  }
+  return out;
+}
+
+/// Per layer, the level whose errors cost least for `budget` saved: greedily, the move (one
+/// level or several, where the nearer ones save nothing) with the least error added per
+/// saving.
+std::vector<double> allocate(const std::vector<std::vector<double>>& errors, const std::vector<std::vector<double>>& savings,
+                             const std::vector<double>& levels, double budget) {
   std::vector<std::size_t> at(errors.size(), 0);
-  double removed = 0.0;
-  while (removed < budget) {
-    std::size_t best = errors.size();
+  double saved = 0.0;
+  while (saved < budget) {
+    std::size_t best = errors.size(), best_to = 0;
     double best_cost = 0.0;
     for (std::size_t l = 0; l < errors.size(); ++l) {
-      if (at[l] + 1 >= levels.size()) continue;
-      const double cost = (errors[l][at[l] + 1] - errors[l][at[l]]) / (static_cast<double>(weights[l]) * (levels[at[l] + 1] - levels[at[l]]));
-      if (best == errors.size() || cost < best_cost) best = l, best_cost = cost;
+      for (std::size_t to = at[l] + 1; to < levels.size(); ++to) {
+        const double gain = savings[l][to] - savings[l][at[l]];
+        if (!(gain > 0.0)) continue;
+        const double cost = (errors[l][to] - errors[l][at[l]]) / gain;
+        if (best == errors.size() || cost < best_cost) best = l, best_to = to, best_cost = cost;
+      }
     }
     if (best == errors.size()) break;
-    removed += static_cast<double>(weights[best]) * (levels[at[best] + 1] - levels[at[best]]);
-    ++at[best];
+    saved += savings[best][best_to] - savings[best][at[best]];
+    at[best] = best_to;
   }
   std::vector<double> out;
   for (std::size_t i : at) out.push_back(levels[i]);
@@ -371,8 +336,12 @@ std::vector<double> allocate(const std::vector<std::vector<double>>& errors, con
 
 std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, const std::vector<const ir::node*>& layers,
                                                                   std::span<const runtime::tensor_map> batches,
-                                                                  const block_sparsity_options& options, std::int64_t max_gram_bytes) {
+                                                                  const block_sparsity_options& options, std::int64_t max_gram_bytes,
+                                                                  std::vector<std::vector<double>>* level_errors) {
   check_options(options);
+  if (!options.layer_ms.empty() && (options.layer_ms.size() != layers.size() || !options.time_fraction)) {
+    throw error(errc::invalid_argument, "block sparsity: latency-aware allocation needs one time per layer and a time model");
+  }
   std::vector<block_job> jobs;
   for (ir::node* n : m.graph().nodes()) {
     if (std::find(layers.begin(), layers.end(), n) != layers.end()) jobs.push_back(job_of(m, *n));
@@ -404,12 +373,24 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
   if (options.allocate) {
     const std::vector<double> levels = allocation_levels(options.max_layer_sparsity);
     std::vector<std::vector<double>> errors(jobs.size());
+    if (level_errors && level_errors->size() == jobs.size()) {
+      errors = *level_errors;
+    } else {
+      for_each_solver([&](std::size_t i, const block_solver& s) {
+        for (double level : levels) errors[i].push_back(s.solve(level, false).relative_error);
+      });
+      if (level_errors) *level_errors = errors;
+    }
     std::vector<std::int64_t> weights;
-    for (const block_job& j : jobs) weights.push_back(j.k * j.n);
-    for_each_solver([&](std::size_t i, const block_solver& s) {
-      for (double level : levels) errors[i].push_back(s.solve(level, false).relative_error);
-    });
-    sparsity = allocate(errors, weights, levels, options.sparsity);
+    std::vector<double> job_ms;  // jobs run in graph order, the times come in the caller's
+    for (const block_job& j : jobs) {
+      weights.push_back(j.k * j.n);
+      if (!options.layer_ms.empty()) job_ms.push_back(options.layer_ms[static_cast<std::size_t>(std::find(layers.begin(), layers.end(), j.node) - layers.begin())]);
+    }
+    const double budget = options.layer_ms.empty()
+                              ? options.sparsity * static_cast<double>(std::accumulate(weights.begin(), weights.end(), std::int64_t{0}))
+                              : options.saving_ms;
+    sparsity = allocate(errors, level_savings(weights, levels, job_ms, options), levels, budget);
     // The solvers are built again below rather than kept: all of them at once would hold three
     // D x D matrices per layer, past the moment budget on BERT-sized models.
   }

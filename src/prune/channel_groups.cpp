@@ -698,6 +698,7 @@ class analyzer {
       if (group.pinned_because.empty() && !pin_reason_[id].empty()) group.pinned_because = pin_reason_[id];
     }
     apply_chunks();
+    for (const auto& [v, l] : layouts_) out_.value_channels.emplace(v, l.ids);
     return std::move(out_);
   }
 

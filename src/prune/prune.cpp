@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 #include "cuttable_constant.hpp"
 #include "inferopt/ir/graph.hpp"
@@ -71,6 +72,31 @@ void prepare_for_analysis(ir::model& m) {
   (void)ir::infer_shapes(m);
 }
 
+namespace {
+
+std::vector<group_change> changed_groups(const channel_analysis& a, const pruning_plan& plan,
+                                         const std::vector<std::vector<double>>& scores,
+                                         const std::vector<std::vector<double>>& unit_ms) {
+  std::vector<group_change> out;
+  for (const group_selection& g : plan.groups) {
+    const channel_group& group = a.groups[g.group];
+    group_change c;
+    c.group = a.sources[group.sources.front()].producer->label();
+    c.units_before = static_cast<std::int64_t>(group.units.size());
+    c.units_removed = static_cast<std::int64_t>(g.removed_units.size());
+    const std::vector<double>& s = scores[g.group];
+    const double total = std::accumulate(s.begin(), s.end(), 0.0);
+    for (std::size_t u : g.removed_units) {
+      if (total > 0.0) c.importance_removed += s[u] / total;
+      if (!unit_ms.empty() && !unit_ms[g.group].empty()) c.ms_saved += unit_ms[g.group][u];
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
 prune_summary prune_model(ir::model& m, const prune_options& options, std::span<const runtime::tensor_map> calibration) {
   prepare_for_analysis(m);
   prune_summary s;
@@ -85,17 +111,50 @@ prune_summary prune_model(ir::model& m, const prune_options& options, std::span<
   }
   const importance_criterion criterion = options.importance.criterion;
   const bool calibrated = criterion == importance_criterion::output_energy || criterion == importance_criterion::reconstruction;
-  selection_options selection = options.selection;
-  if (calibrated && selection.global && selection.unit_costs.empty()) selection.unit_costs = unit_weight_counts(m, a);
   const auto scores = criterion == importance_criterion::output_energy  ? output_energy_importance(m, a, calibration)
                       : criterion == importance_criterion::reconstruction ? reconstruction_importance(m, a, calibration, options.refit_options)
                                                                           : unit_importance(m, a, options.importance);
-  const pruning_plan plan = select_units(a, scores, selection);
+  if (options.sensitivity) {
+    sensitivity_options o = *options.sensitivity;
+    o.refit = options.refit;
+    o.refit_options = options.refit_options;
+    s.sensitivity = measure_group_sensitivity(m, a, options.analysis, scores, options.selection, calibration, o);
+  }
+  pruning_plan plan;
+  if (options.latency.speedup > 0.0) {
+    latency_target target = options.latency;
+    if (target.feeds.empty() && !calibration.empty()) target.feeds = largest_batch(calibration);
+    s.latency.emplace();
+    plan = plan_for_speedup(m, a, options.analysis, scores, calibrated, options.selection, target, *s.latency,
+                            options.sensitivity ? &s.sensitivity : nullptr);
+  } else {
+    selection_options selection = options.selection;
+    if ((calibrated && selection.global) || options.sensitivity) {
+      if (selection.unit_costs.empty()) selection.unit_costs = unit_weight_counts(m, a);
+    }
+    if (options.sensitivity) {
+      selection.group_ratios = allocate_by_sensitivity(a, s.sensitivity, selection.unit_costs, selection.ratio, selection.max_group_ratio);
+    }
+    plan = select_units(a, scores, selection);
+  }
   s.removed_units = plan.removed_units();
+  s.changed_groups = changed_groups(a, plan, scores, s.latency ? s.latency->unit_ms : std::vector<std::vector<double>>{});
+  for (group_change& c : s.changed_groups) {
+    for (const group_sensitivity& g : s.sensitivity) {
+      if (a.sources[a.groups[g.group].sources.front()].producer->label() == c.group) {
+        c.cosine_drop = cosine_drop_at(g, static_cast<double>(c.units_removed) / static_cast<double>(c.units_before));
+      }
+    }
+  }
   std::vector<planned_refit> refits;
-  if (options.refit && !calibration.empty()) refits = plan_refits(m, a, plan, calibration, options.refit_options);
-  s.applied = apply_pruning(m, a, plan);
-  install_refits(m, refits);
+  const bool refit = options.refit && !calibration.empty();
+  if (refit && options.refit_options.sequential) {
+    s.refits = cut_and_refit_in_sequence(m, a, plan, calibration, options.refit_options, s.applied);
+  } else {
+    if (refit) refits = plan_refits(m, a, plan, calibration, options.refit_options);
+    s.applied = apply_pruning(m, a, plan);
+    install_refits(m, refits);
+  }
   // Cuts and refits give their nodes new constants; the old ones would still be saved.
   pass_context cleanup(m);
   (void)remove_unused{}.run(m.graph(), cleanup);

@@ -102,7 +102,12 @@ pruning_plan select_units(const channel_analysis& a, const std::vector<std::vect
   // How many units each group should lose, before rounding.
   expects(o.unit_costs.empty() || o.unit_costs.size() == a.groups.size(), "one cost list per group");
   std::vector<double> wanted(a.groups.size(), 0.0);
-  if (o.global && !o.unit_costs.empty()) {
+  expects(o.group_ratios.empty() || o.group_ratios.size() == a.groups.size(), "one share per group");
+  if (!o.group_ratios.empty()) {
+    for (std::size_t g = 0; g < a.groups.size(); ++g) {
+      if (a.groups[g].prunable()) wanted[g] = std::min(o.group_ratios[g], o.max_group_ratio) * static_cast<double>(a.groups[g].units.size());
+    }
+  } else if (o.global && !o.unit_costs.empty()) {
     wanted = wanted_by_cost(a, importance, o);
   } else if (!o.global) {
     for (std::size_t g = 0; g < a.groups.size(); ++g) {

@@ -10,8 +10,11 @@
 #include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/shapes.hpp"
 #include "inferopt/prune/calibrated_pruning.hpp"
+#include <Eigen/Cholesky>
+
 #include "linear_weight.hpp"
 #include "observe_inputs.hpp"
+#include "paired_moments.hpp"
 
 namespace inferopt::prune {
 namespace {
@@ -101,7 +104,66 @@ void solve_pass(const ir::model& m, std::vector<refit_job*> pass, std::span<cons
   }
 }
 
+using rows_matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// || X_W W - (X W_orig) ||^2 over the rows, from the paired moments; `target` = cross * W_orig.
+double squared_error(const paired_moments& p, const rows_matrix& target, double energy, const rows_matrix& w) {
+  return std::max(0.0, energy - 2.0 * (w.array() * target.array()).sum() + (w.array() * (p.seen * w).array()).sum());
+}
+
+/// Solves one job on the moments of its input in the cut model against the uncut one.
+void solve_on_changed_input(refit_job& job, const paired_moments& p, const std::vector<float>& bias, const refit_options& solve) {
+  const auto k = static_cast<std::int64_t>(job.weight.size()) / job.outputs;
+  const auto kept = static_cast<Eigen::Index>(job.kept.size());
+  rows_matrix w(k + 1, job.outputs), cut(kept + 1, job.outputs);
+  w.topRows(k) = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(job.weight.data(), k, job.outputs).cast<double>();
+  w.row(k) = Eigen::Map<const Eigen::RowVectorXf>(bias.data(), job.outputs).cast<double>();
+  for (Eigen::Index i = 0; i < kept; ++i) cut.row(i) = w.row(job.kept[static_cast<std::size_t>(i)]);
+  cut.row(kept) = w.row(k);
+  const rows_matrix target = p.cross * w;
+  const double energy = (w.array() * (p.original * w).array()).sum();
+  const rows_matrix refit = damped_moments(p.seen, solve.relative_ridge, kept).llt().solve(dense_matrix(target));
+  const double scale = energy > 0.0 ? energy : 1.0;
+  job.result.report.relative_error_cut = squared_error(p, target, energy, cut) / scale;
+  job.result.report.relative_error_refit = squared_error(p, target, energy, refit) / scale;
+  job.result.weight.assign(static_cast<std::size_t>(kept * job.outputs), 0.0F);
+  job.result.bias.assign(static_cast<std::size_t>(job.outputs), 0.0F);
+  for (Eigen::Index i = 0; i < kept; ++i) {
+    for (std::int64_t j = 0; j < job.outputs; ++j) job.result.weight[static_cast<std::size_t>(i * job.outputs + j)] = static_cast<float>(refit(i, j));
+  }
+  for (std::int64_t j = 0; j < job.outputs; ++j) job.result.bias[static_cast<std::size_t>(j)] = static_cast<float>(refit(kept, j));
+}
+
 }  // namespace
+
+std::vector<reader_refit> cut_and_refit_in_sequence(ir::model& m, const channel_analysis& a, const pruning_plan& plan,
+                                                    std::span<const runtime::tensor_map> batches,
+                                                    const refit_plan_options& options, apply_result& applied) {
+  const std::vector<channel_reader> readers = channel_readers(a);
+  std::vector<refit_job> jobs = jobs_of(m, a, readers, removed_channels(a, plan));
+  std::map<const ir::node*, std::size_t> order;
+  for (const ir::node* n : m.graph().nodes()) order.emplace(n, order.size());
+  std::sort(jobs.begin(), jobs.end(), [&](const refit_job& x, const refit_job& y) { return order[x.result.node] < order[y.result.node]; });
+  std::vector<std::vector<float>> biases;
+  for (const refit_job& job : jobs) {
+    biases.push_back(job.result.report.skipped_because.empty() ? bias_values({job.result.bias_owner, job.result.bias_input}, m.ir_version)
+                                                               : std::vector<float>{});
+  }
+  const ir::model original = m.clone();
+  applied = apply_pruning(m, a, plan);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    refit_job& job = jobs[i];
+    if (!job.result.report.skipped_because.empty()) continue;
+    const auto k = static_cast<std::int64_t>(job.reader->site->layout.size());
+    const paired_moments p = gather_paired(original, m, job.result.node->input(0)->name(),
+                                           static_cast<std::int64_t>(job.kept.size()), k, batches);
+    solve_on_changed_input(job, p, biases[i], options.solve);
+    install_refits(m, {job.result});
+  }
+  std::vector<reader_refit> out;
+  for (refit_job& job : jobs) out.push_back(std::move(job.result.report));
+  return out;
+}
 
 std::vector<planned_refit> plan_refits(const ir::model& m, const channel_analysis& a, const pruning_plan& plan,
                                        std::span<const runtime::tensor_map> batches, const refit_plan_options& options) {

@@ -270,7 +270,9 @@ void session::run_step(std::size_t step_index, run_state& r) {
   compute_node(*s.node, *s.run, ctx);
   if (r.tracing) arena_->trace_step(step_index, s.inputs, r.in_ptrs, s.outputs, r.outs, placement.allocated);
   if (profiling_) {
-    profile_[s.profile_key] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    profile_[s.profile_key] += ms;
+    node_profile_[s.node->label()] += ms;
   }
   store_outputs(s, r.outs);
 }
@@ -306,7 +308,10 @@ tensor_map session::run(const tensor_map& feeds) {
   Eigen::setNbThreads(threads_);
   check_inputs(feeds);
   bind_inputs(feeds);
-  if (profiling_) profile_.clear();
+  if (profiling_) {
+    profile_.clear();
+    node_profile_.clear();
+  }
   run_state r = begin_run();
   for (std::size_t step_index = 0; step_index < steps_.size(); ++step_index) run_step(step_index, r);
   finish_run(r);

@@ -100,6 +100,11 @@ TEST_CASE("sparsify refuses bad options in one line and writes nothing", "[cli][
       {{"--calib-text", "s.txt"}, "--calib-text and --tokenizer go together"},
       {{"--calib-dir", "d", "--calib-text", "s.txt"}, "give --calib-dir or --calib-text, not both"},
       {{"--chunk-rows", "0"}, "--chunk-rows must be at least 1"},
+      {{"--target-speedup", "0.5"}, "--target-speedup must be above 1"},
+      {{"--max-cosine-drop", "2"}, "--max-cosine-drop must be in (0, 1)"},
+      {{"--target-speedup", "1.5", "--max-cosine-drop", "0.1"}, "give --target-speedup or --max-cosine-drop, not both"},
+      {{"--max-cosine-drop", "0.05"}, "--target-speedup and --max-cosine-drop measure the sparsified model"},
+      {{"--latency-rounds", "0"}, "--latency-rounds must be in [1, 1000]"},
   }));
   std::vector<std::string> argv{"sparsify", model.string(), "-o", out.string()};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -167,4 +172,30 @@ TEST_CASE("sparsify with calibration sentences loses less of a text encoder's ou
   // Allocated per layer, 50% of the blocks overall (all blocks are 16x16) within a step.
   CHECK(static_cast<double>(removed) / static_cast<double>(total) == Approx(0.5).margin(0.07));
   CHECK(calibrated["agreement"]["output_cosine"].get<double>() > magnitude["agreement"]["output_cosine"].get<double>());
+}
+
+TEST_CASE("sparsify --max-cosine-drop keeps the largest probed sparsity within the drop on the calibration text", "[cli][sparsify]") {
+  scratch dir("sparsify_cosine");
+  const fs::path source(INFEROPT_SOURCE_DIR);
+  const fs::path model = source / "tests/models/corpus/bert_dynamic_ts.onnx";
+  const fs::path sentences = dir / "sentences.txt", out = dir / "s.onnx", report = dir / "s.json";
+  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\nA smaller model runs faster.\n"
+                           << "Sparsity removes whole blocks of weights.\n";
+  process_result r = run_cli({"sparsify", model.string(), "-o", out.string(), "--min-size", "0", "--max-cosine-drop", "0.02",
+                              "--calib-text", sentences.string(), "--tokenizer",
+                              (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string(), "--report", report.string()});
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  const json j = json::parse(read_bytes(report));
+  const json& budget = j["cosine_budget"];
+  REQUIRE(budget["probes"].size() == 6);
+  const double chosen = budget["sparsity"].get<double>();
+  for (const json& p : budget["probes"]) {
+    const double s = p["sparsity"].get<double>(), cosine = p["calibration_cosine"].get<double>();
+    CAPTURE(s, cosine);
+    // Every probe within the drop is at most the sparsity kept; every one beyond it is above.
+    if (1.0 - cosine <= 0.02) CHECK(s <= chosen + 1e-12);
+    else CHECK(s > chosen);
+  }
+  CHECK(1.0 - j["agreement"]["output_cosine"].get<double>() <= 0.02 + 1e-6);  // agreement is measured on the calibration text here
 }

@@ -18,6 +18,7 @@
 /// (sparse::sparsify_blocks) finds exactly them.
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,6 +44,15 @@ struct block_sparsity_options {
   /// each step going where it adds the least relative error per weight removed.
   bool allocate = false;
   double max_layer_sparsity = 0.9375;
+  /// With `allocate`, latency-aware: each layer's dense time in milliseconds (one per layer
+  /// given, in their order) and the time to save instead of `sparsity` of the weights; a
+  /// layer at sparsity s > 0 takes layer_ms * time_fraction(s) (a layer left at 0 stays
+  /// dense). Sparsity then goes where the output error grows least per millisecond saved;
+  /// a layer may jump several levels where the first ones save nothing (a sparse kernel at
+  /// low sparsity is slower than the dense one).
+  std::vector<double> layer_ms;
+  double saving_ms = 0.0;
+  std::function<double(double)> time_fraction;
   /// apply_calibrated_block_sparsity only: layer after layer in graph order, each on its input
   /// as the layers before it left it (X'), towards its output in the original model: the
   /// updates solve min || X' W' - X W || (SparseGPT's sequential mode, here also correcting the
@@ -81,12 +91,15 @@ struct block_sparsity_layer {
 /// Applies sparsify_blocks_calibrated to each of `layers` (MatMul or Gemm nodes of `m`'s main
 /// graph with a constant 2-D float weight), from the moments of their inputs on `batches`
 /// (run through `m` before anything changes; gathered in passes of at most `max_gram_bytes`),
-/// and writes the updated weights and biases into `m`.
+/// and writes the updated weights and biases into `m`. `level_errors`, when given, caches the
+/// allocation's error table across calls on the same model, layers and batches: read when
+/// filled, filled when empty.
 /// @throws error(errc::invalid_argument) for a node that is not such a layer, no batches, or
 ///         activations that are not float.
 std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, const std::vector<const ir::node*>& layers,
                                                                   std::span<const runtime::tensor_map> batches,
                                                                   const block_sparsity_options& options,
-                                                                  std::int64_t max_gram_bytes = std::int64_t{512} << 20);
+                                                                  std::int64_t max_gram_bytes = std::int64_t{512} << 20,
+                                                                  std::vector<std::vector<double>>* level_errors = nullptr);
 
 }  // namespace inferopt::prune

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "inferopt/ir/model.hpp"
+#include "inferopt/prune/apply_pruning.hpp"
 #include "inferopt/prune/channel_groups.hpp"
 #include "inferopt/prune/least_squares_refit.hpp"
 #include "inferopt/prune/pruning_plan.hpp"
@@ -85,6 +86,9 @@ struct refit_plan_options {
   refit_options solve;
   /// Input moments held at once (doubles); more readers take more passes over the batches.
   std::int64_t max_gram_bytes = std::int64_t{512} << 20;
+  /// prune_model: refit reader after reader on the cut model's own activations
+  /// (cut_and_refit_in_sequence) instead of all at once from the uncut model's.
+  bool sequential = false;
 };
 
 /// Solves the refit of every MatMul/Gemm reader whose inputs `plan` removes. `a` must come
@@ -96,5 +100,17 @@ struct refit_plan_options {
 
 /// Writes the refits into `m`, now cut by apply_pruning with the same plan.
 void install_refits(ir::model& m, const std::vector<planned_refit>& refits);
+
+/// Cuts `m` by `plan` (apply_pruning, whose result goes to `applied`) and refits its
+/// MatMul/Gemm readers one after another in graph order, each on its input as the cut model
+/// computes it with the refits before it installed (X'), towards its output in the uncut model:
+/// min || X'_K W' + b' - (X W + b) ||^2 (ridge as `options.solve`). So each refit also makes up
+/// for the error arriving from the layers before it, which refits solved at once from the
+/// uncut model's moments (plan_refits) cannot. Costs one run of both models over the batches
+/// per reader input. The reports' errors are measured on X': the cut weights, then the refit.
+/// `a` must come from `m`, uncut. @throws error(errc::invalid_argument) as plan_refits.
+std::vector<reader_refit> cut_and_refit_in_sequence(ir::model& m, const channel_analysis& a, const pruning_plan& plan,
+                                                    std::span<const runtime::tensor_map> batches,
+                                                    const refit_plan_options& options, apply_result& applied);
 
 }  // namespace inferopt::prune

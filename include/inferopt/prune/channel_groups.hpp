@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "inferopt/ir/model.hpp"
@@ -92,6 +93,9 @@ struct channel_analysis {
   std::vector<std::size_t> group_of_channel;
   /// unit index (within its group) of every channel id.
   std::vector<std::size_t> unit_of_channel;
+  /// The channel at each position of the channel axis of every tensor that carries tracked
+  /// channels: how much of a node's work a cut removes (latency_model.hpp).
+  std::unordered_map<const ir::value*, std::vector<channel_id>> value_channels;
 };
 
 struct channel_analysis_options {

@@ -4,6 +4,7 @@
 /// (bn_recalibration.hpp) is a separate step that needs calibration data.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,9 @@
 #include "inferopt/prune/apply_pruning.hpp"
 #include "inferopt/prune/calibrated_pruning.hpp"
 #include "inferopt/prune/channel_groups.hpp"
+#include "inferopt/prune/group_sensitivity.hpp"
 #include "inferopt/prune/importance.hpp"
+#include "inferopt/prune/latency_target.hpp"
 #include "inferopt/prune/pruning_plan.hpp"
 
 namespace inferopt::prune {
@@ -23,6 +26,11 @@ struct prune_options {
   /// With calibration batches: refit every MatMul/Gemm that reads removed channels.
   bool refit = true;
   refit_plan_options refit_options;
+  /// A measured speedup to reach instead of `selection.ratio` (latency_target.hpp).
+  latency_target latency;
+  /// With calibration batches: share the budget out between groups by their measured
+  /// end-to-end sensitivity (group_sensitivity.hpp) instead of by ranking units globally.
+  std::optional<sensitivity_options> sensitivity;
 };
 
 /// Size and cost of one layer with weights (Conv, ConvTranspose, Gemm, MatMul, ...).
@@ -39,6 +47,20 @@ struct layer_change {
   layer_cost after;
 };
 
+/// What one group lost and what that cost, for the report.
+struct group_change {
+  std::string group;  ///< the node that creates its channels (the first, when several do)
+  std::int64_t units_before = 0;
+  std::int64_t units_removed = 0;
+  /// Sensitivity: the removed units' share of the group's importance (for the calibrated
+  /// criteria, of the output energy its units add to their readers).
+  double importance_removed = 0.0;
+  double ms_saved = 0.0;  ///< by the latency table, with a latency target
+  /// With sensitivity allocation: the measured output cosine drop at the share removed
+  /// (interpolated between the measured shares).
+  std::optional<double> cosine_drop;
+};
+
 struct prune_summary {
   std::size_t groups = 0;           ///< groups some layer creates channels for
   std::size_t prunable_groups = 0;
@@ -50,6 +72,11 @@ struct prune_summary {
   std::int64_t macs_before = 0, macs_after = 0;
   /// One per MatMul/Gemm that lost inputs, when calibration batches were given.
   std::vector<reader_refit> refits;
+  std::vector<group_change> changed_groups;
+  /// With `prune_options::sensitivity`: every prunable group's measured drops.
+  std::vector<group_sensitivity> sensitivity;
+  /// With a latency target: the table, the attempts, predicted and measured speedup.
+  std::optional<latency_report> latency;
 };
 
 /// The layers of `m` with their costs; shapes are inferred on a copy, `m` is not touched.
@@ -63,9 +90,11 @@ void prepare_for_analysis(ir::model& m);
 /// Prunes `m` in place. Identity nodes over constants are removed first (ir::forward_constant),
 /// and shapes are inferred (the analysis needs both), and again after. With `calibration`
 /// batches, the `output_energy` criterion scores units on them (in global mode per weight it
-/// removes, the budget counted in weights), and readers of removed channels are refit.
-/// @throws error(errc::invalid_argument) for bad options, or the energy criterion without
-///         calibration batches.
+/// removes, the budget counted in weights), and readers of removed channels are refit. With
+/// `options.latency.speedup`, the plan is searched to reach that measured speedup (timed on
+/// `options.latency.feeds`, else the calibration batch with the most elements).
+/// @throws error(errc::invalid_argument) for bad options, the energy criterion without
+///         calibration batches, or a latency target without a batch to time or out of reach.
 prune_summary prune_model(ir::model& m, const prune_options& options = {},
                           std::span<const runtime::tensor_map> calibration = {});
 

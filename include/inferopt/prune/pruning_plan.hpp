@@ -24,6 +24,9 @@ struct selection_options {
   /// are ranked by importance per cost as they come (scores must be comparable across groups,
   /// as calibrated output energies are), and `ratio` is the share of the total cost removed.
   std::vector<std::vector<double>> unit_costs;
+  /// Each group's share of units to remove (`[g]`), in place of `ratio` and `global` when
+  /// given: what an allocation (group_sensitivity.hpp) decided.
+  std::vector<double> group_ratios;
 };
 
 struct group_selection {

@@ -85,6 +85,9 @@ class session {
   /// Time spent per op type in the last `run` when profiling is on (milliseconds).
   void set_profiling(bool on) { profiling_ = on; }
   [[nodiscard]] const std::map<std::string, double>& profile() const noexcept { return profile_; }
+  /// Time spent in each node in the last `run` when profiling is on (milliseconds, keyed by
+  /// ir::node::label()): the per-layer latency table of latency-aware pruning.
+  [[nodiscard]] const std::map<std::string, double>& node_profile() const noexcept { return node_profile_; }
 
  private:
   struct step;
@@ -117,6 +120,7 @@ class session {
   bool planned_last_run_ = false;
   bool profiling_ = false;
   std::map<std::string, double> profile_;
+  std::map<std::string, double> node_profile_;
 };
 
 /// Reads a serialized TensorProto file (`input_0.pb`).

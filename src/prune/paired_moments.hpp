@@ -1,0 +1,79 @@
+#pragma once
+// The moments of one value as a changed model computes it (X') against the original (X): what
+// the sequential refits of pruning and block sparsity solve from, so that each layer also
+// corrects the error that reaches it from the layers changed before it.
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gram_matrix.hpp"
+#include "inferopt/core/error.hpp"
+#include "inferopt/ir/model.hpp"
+#include "inferopt/runtime/session.hpp"
+
+namespace inferopt::prune {
+
+/// [X' 1]^T [X' 1], [X' 1]^T [X 1] and [X 1]^T [X 1], X' with `changed_k` features (fewer than
+/// X's `k` where pruning cut the value) and the constant 1 appended to both.
+struct paired_moments {
+  dense_matrix seen, cross, original;
+
+  paired_moments(std::int64_t changed_k, std::int64_t k)
+      : seen(dense_matrix::Zero(changed_k + 1, changed_k + 1)),
+        cross(dense_matrix::Zero(changed_k + 1, k + 1)),
+        original(dense_matrix::Zero(k + 1, k + 1)) {}
+
+  void add(const std::vector<float>& changed, const std::vector<float>& unchanged) {
+    const auto rows = static_cast<Eigen::Index>(unchanged.size()) / (original.rows() - 1);
+    const auto augmented = [&](const std::vector<float>& v, Eigen::Index k) {
+      dense_matrix x(rows, k + 1);
+      x.leftCols(k) = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(v.data(), rows, k).cast<double>();
+      x.col(k).setOnes();
+      return x;
+    };
+    const dense_matrix a = augmented(changed, seen.rows() - 1), b = augmented(unchanged, original.rows() - 1);
+    seen.noalias() += a.transpose() * a;
+    cross.noalias() += a.transpose() * b;
+    original.noalias() += b.transpose() * b;
+  }
+};
+
+/// The value `name` as each batch makes it in `original` (k features) and in `current`
+/// (changed_k), accumulated.
+/// @throws error(errc::invalid_argument) for activations of another size, or NaN / infinity.
+inline paired_moments gather_paired(const ir::model& original, const ir::model& current, const std::string& name,
+                                    std::int64_t changed_k, std::int64_t k, std::span<const runtime::tensor_map> batches) {
+  std::vector<float> captured;
+  runtime::session_options o;
+  o.on_value = [&](std::string_view v, const runtime::tensor& t) {
+    if (v == name) captured = t.to_float();
+  };
+  runtime::session before(original, o), after(current, o);
+  paired_moments p(changed_k, k);
+  for (const runtime::tensor_map& feed : batches) {
+    const auto capture = [&](runtime::session& s, std::int64_t features) {
+      captured.clear();
+      if (const auto it = feed.find(name); it != feed.end()) captured = it->second.to_float();  // a graph input
+      (void)s.run(feed);
+      if (captured.empty() || captured.size() % static_cast<std::size_t>(features) != 0) {
+        throw error(errc::invalid_argument, "calibration activation '" + name + "' does not have the analysed shape");
+      }
+      return std::move(captured);
+    };
+    const std::vector<float> x = capture(before, k), changed = capture(after, changed_k);
+    if (changed.size() / static_cast<std::size_t>(changed_k) != x.size() / static_cast<std::size_t>(k)) {
+      throw error(errc::invalid_argument, "calibration activation '" + name + "' has other rows in the changed model");
+    }
+    if (!std::all_of(changed.begin(), changed.end(), [](float v) { return std::isfinite(v); })) {
+      throw error(errc::invalid_argument, "calibration activations of the changed model hold NaN or infinity");
+    }
+    p.add(changed, x);
+  }
+  return p;
+}
+
+}  // namespace inferopt::prune
