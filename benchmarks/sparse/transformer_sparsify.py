@@ -68,6 +68,8 @@ def main():
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--uniform", action="store_true", help="also calibrated with the same sparsity in every layer")
     ap.add_argument("--sequential", action="store_true", help="also calibrated layer after layer (sparsify --sequential)")
+    ap.add_argument("--target-speedups", type=float, nargs="*", default=[],
+                    help="also calibrated to these measured speedups (sparsify --target-speedup, timed at --seq tokens)")
     a = ap.parse_args()
 
     data = ["--calib-text", a.calib_text, "--eval-text", a.eval_text, "--tokenizer", a.tokenizer]
@@ -86,6 +88,13 @@ def main():
                 cosine, achieved = sparsify(a.cli, a.model, paths[key], s, a.block, data + extra)
                 rows.append((key, cosine, achieved))
                 print(f"{key}: cosine {cosine:.4f}, block sparsity {achieved:.3f}", flush=True)
+        for t in a.target_speedups:
+            key = f"calibrated, target {t:.2f}x"
+            paths[key] = work / f"target_{t}.onnx"
+            cosine, achieved = sparsify(a.cli, a.model, paths[key], 0.5, a.block,
+                                        data + ["--target-speedup", str(t), "--latency-seq-len", str(a.seq), "--latency-threads", str(a.threads)])
+            rows.append((key, cosine, achieved))
+            print(f"{key}: cosine {cosine:.4f}, block sparsity {achieved:.3f}", flush=True)
         inputs = work / "inputs"
         write_inputs(a.model, a.seq, inputs)
         samples = {k: [] for k in paths}

@@ -21,6 +21,60 @@ bool has_weights(const ir::node& n) {
          (microsoft && (n.op_type() == "FusedConv" || n.op_type() == "FusedGemm"));
 }
 
+std::vector<group_change> changed_groups(const channel_analysis& a, const pruning_plan& plan,
+                                         const std::vector<std::vector<double>>& scores,
+                                         const std::vector<std::vector<double>>& unit_ms) {
+  std::vector<group_change> out;
+  for (const group_selection& g : plan.groups) {
+    const channel_group& group = a.groups[g.group];
+    group_change c;
+    c.group = a.sources[group.sources.front()].producer->label();
+    c.units_before = static_cast<std::int64_t>(group.units.size());
+    c.units_removed = static_cast<std::int64_t>(g.removed_units.size());
+    const std::vector<double>& s = scores[g.group];
+    const double total = std::accumulate(s.begin(), s.end(), 0.0);
+    for (std::size_t u : g.removed_units) {
+      if (total > 0.0) c.importance_removed += s[u] / total;
+      if (!unit_ms.empty() && !unit_ms[g.group].empty()) c.ms_saved += unit_ms[g.group][u];
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+/// The plan: by latency target, else by ratio; groups shared out by sensitivity when measured.
+pruning_plan choose_plan(const ir::model& m, const channel_analysis& a, const std::vector<std::vector<double>>& scores,
+                         bool calibrated, const prune_options& options, std::span<const runtime::tensor_map> calibration,
+                         prune_summary& s) {
+  if (options.latency.speedup > 0.0) {
+    latency_target target = options.latency;
+    if (target.feeds.empty() && !calibration.empty()) target.feeds = largest_batch(calibration);
+    s.latency.emplace();
+    return plan_for_speedup(m, a, options.analysis, scores, calibrated, options.selection, target, *s.latency,
+                            options.sensitivity ? &s.sensitivity : nullptr);
+  }
+  selection_options selection = options.selection;
+  if (((calibrated && selection.global) || options.sensitivity) && selection.unit_costs.empty()) {
+    selection.unit_costs = unit_weight_counts(m, a);
+  }
+  if (options.sensitivity) {
+    selection.group_ratios = allocate_by_sensitivity(a, s.sensitivity, selection.unit_costs, selection.ratio, selection.max_group_ratio);
+  }
+  return select_units(a, scores, selection);
+}
+
+/// Each changed group's measured cosine drop at the share it lost.
+void add_cosine_drops(const channel_analysis& a, const std::vector<group_sensitivity>& sensitivity,
+                      std::vector<group_change>& changed) {
+  for (group_change& c : changed) {
+    for (const group_sensitivity& g : sensitivity) {
+      if (a.sources[a.groups[g.group].sources.front()].producer->label() == c.group) {
+        c.cosine_drop = cosine_drop_at(g, static_cast<double>(c.units_removed) / static_cast<double>(c.units_before));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<layer_cost> layer_costs(const ir::model& m) {
@@ -72,31 +126,6 @@ void prepare_for_analysis(ir::model& m) {
   (void)ir::infer_shapes(m);
 }
 
-namespace {
-
-std::vector<group_change> changed_groups(const channel_analysis& a, const pruning_plan& plan,
-                                         const std::vector<std::vector<double>>& scores,
-                                         const std::vector<std::vector<double>>& unit_ms) {
-  std::vector<group_change> out;
-  for (const group_selection& g : plan.groups) {
-    const channel_group& group = a.groups[g.group];
-    group_change c;
-    c.group = a.sources[group.sources.front()].producer->label();
-    c.units_before = static_cast<std::int64_t>(group.units.size());
-    c.units_removed = static_cast<std::int64_t>(g.removed_units.size());
-    const std::vector<double>& s = scores[g.group];
-    const double total = std::accumulate(s.begin(), s.end(), 0.0);
-    for (std::size_t u : g.removed_units) {
-      if (total > 0.0) c.importance_removed += s[u] / total;
-      if (!unit_ms.empty() && !unit_ms[g.group].empty()) c.ms_saved += unit_ms[g.group][u];
-    }
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
-}  // namespace
-
 prune_summary prune_model(ir::model& m, const prune_options& options, std::span<const runtime::tensor_map> calibration) {
   prepare_for_analysis(m);
   prune_summary s;
@@ -120,32 +149,10 @@ prune_summary prune_model(ir::model& m, const prune_options& options, std::span<
     o.refit_options = options.refit_options;
     s.sensitivity = measure_group_sensitivity(m, a, options.analysis, scores, options.selection, calibration, o);
   }
-  pruning_plan plan;
-  if (options.latency.speedup > 0.0) {
-    latency_target target = options.latency;
-    if (target.feeds.empty() && !calibration.empty()) target.feeds = largest_batch(calibration);
-    s.latency.emplace();
-    plan = plan_for_speedup(m, a, options.analysis, scores, calibrated, options.selection, target, *s.latency,
-                            options.sensitivity ? &s.sensitivity : nullptr);
-  } else {
-    selection_options selection = options.selection;
-    if ((calibrated && selection.global) || options.sensitivity) {
-      if (selection.unit_costs.empty()) selection.unit_costs = unit_weight_counts(m, a);
-    }
-    if (options.sensitivity) {
-      selection.group_ratios = allocate_by_sensitivity(a, s.sensitivity, selection.unit_costs, selection.ratio, selection.max_group_ratio);
-    }
-    plan = select_units(a, scores, selection);
-  }
+  const pruning_plan plan = choose_plan(m, a, scores, calibrated, options, calibration, s);
   s.removed_units = plan.removed_units();
   s.changed_groups = changed_groups(a, plan, scores, s.latency ? s.latency->unit_ms : std::vector<std::vector<double>>{});
-  for (group_change& c : s.changed_groups) {
-    for (const group_sensitivity& g : s.sensitivity) {
-      if (a.sources[a.groups[g.group].sources.front()].producer->label() == c.group) {
-        c.cosine_drop = cosine_drop_at(g, static_cast<double>(c.units_removed) / static_cast<double>(c.units_before));
-      }
-    }
-  }
+  add_cosine_drops(a, s.sensitivity, s.changed_groups);
   std::vector<planned_refit> refits;
   const bool refit = options.refit && !calibration.empty();
   if (refit && options.refit_options.sequential) {

@@ -117,6 +117,27 @@ inline std::vector<std::string> pass_names_in(const std::string& pipeline) {
 }
 
 /// True when `err` is exactly one line `inferopt: error: ...\n`.
+/// The corpus's small BERT (TorchScript, dynamic batch) with `sentences` written to
+/// `dir/sentences.txt`, and the arguments that calibrate a command on them.
+struct text_encoder_case {
+  fs::path model;
+  std::vector<std::string> calibration;  ///< --calib-text FILE --tokenizer T
+};
+
+inline text_encoder_case text_encoder(const fs::path& dir, const std::string& sentences) {
+  const fs::path source(INFEROPT_SOURCE_DIR);
+  const fs::path text = dir / "sentences.txt";
+  std::ofstream(text) << sentences;
+  return {source / "tests/models/corpus/bert_dynamic_ts.onnx",
+          {"--calib-text", text.string(), "--tokenizer", (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string()}};
+}
+
+/// `head` followed by `tail`.
+inline std::vector<std::string> joined(std::vector<std::string> head, const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
 inline bool is_one_error_line(const std::string& err) {
   return err.rfind("inferopt: error: ", 0) == 0 && !err.empty() && err.back() == '\n' &&
          std::count(err.begin(), err.end(), '\n') == 1;

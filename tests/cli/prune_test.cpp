@@ -88,14 +88,12 @@ TEST_CASE("prune rejects bad options with one error line and writes nothing", "[
 
 TEST_CASE("prune --criterion energy on a text encoder refits the layers reading removed heads and neurons", "[cli][prune]") {
   scratch dir("prune_text");
-  const fs::path source(INFEROPT_SOURCE_DIR);
-  const fs::path model = source / "tests/models/corpus/bert_dynamic_ts.onnx";
-  const fs::path sentences = dir / "sentences.txt", out = dir / "p.onnx", report = dir / "report.json";
-  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\nA smaller model runs faster.\n"
-                           << "Pruning removes what matters least.\n";
-  process_result r = run_cli({"prune", model.string(), "-o", out.string(), "--criterion", "energy", "--global", "--ratio", "0.3",
-                              "--calib-text", sentences.string(), "--tokenizer",
-                              (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string(), "--report", report.string()});
+  const text_encoder_case text = text_encoder(dir.path(), "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\n"
+                                                          "A smaller model runs faster.\nPruning removes what matters least.\n");
+  const fs::path out = dir / "p.onnx", report = dir / "report.json";
+  process_result r = run_cli(joined({"prune", text.model.string(), "-o", out.string(), "--criterion", "energy", "--global", "--ratio",
+                                     "0.3", "--report", report.string()},
+                                    text.calibration));
   CAPTURE(r.out, r.err);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("criterion energy") && Contains("least-squares refit") && Contains("mean output cosine"));
@@ -112,13 +110,11 @@ TEST_CASE("prune --criterion energy on a text encoder refits the layers reading 
 
 TEST_CASE("prune --target-speedup reports the latency table, its attempts and keeps the one measured closest", "[cli][prune]") {
   scratch dir("prune_latency");
-  const fs::path source(INFEROPT_SOURCE_DIR);
-  const fs::path model = source / "tests/models/corpus/bert_dynamic_ts.onnx";
-  const fs::path sentences = dir / "sentences.txt", out = dir / "p.onnx", report = dir / "report.json";
-  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\nA smaller model runs faster.\n";
-  process_result r = run_cli({"prune", model.string(), "-o", out.string(), "--criterion", "energy", "--target-speedup", "1.3",
-                              "--latency-rounds", "3", "--latency-seq-len", "32", "--calib-text", sentences.string(), "--tokenizer",
-                              (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string(), "--report", report.string()});
+  const text_encoder_case text = text_encoder(dir.path(), "The quick brown fox jumps over the lazy dog.\nA smaller model runs faster.\n");
+  const fs::path out = dir / "p.onnx", report = dir / "report.json";
+  process_result r = run_cli(joined({"prune", text.model.string(), "-o", out.string(), "--criterion", "energy", "--target-speedup", "1.3",
+                                     "--latency-rounds", "3", "--latency-seq-len", "32", "--report", report.string()},
+                                    text.calibration));
   CAPTURE(r.out, r.err);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("target speedup 1.3") && Contains("measured") && Contains("predicted") && Contains("sensitivity"));
@@ -143,18 +139,14 @@ TEST_CASE("prune --target-speedup reports the latency table, its attempts and ke
 
 TEST_CASE("prune --sequential refits each reader on the pruned model's activations", "[cli][prune]") {
   scratch dir("prune_sequential");
-  const fs::path source(INFEROPT_SOURCE_DIR);
-  const fs::path model = source / "tests/models/corpus/bert_dynamic_ts.onnx";
-  const fs::path sentences = dir / "sentences.txt";
-  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\nA smaller model runs faster.\n"
-                           << "Pruning removes what matters least.\n";
-  const auto prune = [&](const std::string& name, std::vector<std::string> extra) {
+  const text_encoder_case text = text_encoder(dir.path(), "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\n"
+                                                          "A smaller model runs faster.\nPruning removes what matters least.\n");
+  const auto prune = [&](const std::string& name, const std::vector<std::string>& extra) {
     const fs::path out = dir / (name + ".onnx"), report = dir / (name + ".json");
-    std::vector<std::string> args{"prune", model.string(), "-o", out.string(), "--criterion", "energy", "--global", "--ratio", "0.3",
-                                  "--calib-text", sentences.string(), "--tokenizer",
-                                  (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string(), "--report", report.string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    process_result r = run_cli(args);
+    process_result r = run_cli(joined(joined({"prune", text.model.string(), "-o", out.string(), "--criterion", "energy", "--global",
+                                              "--ratio", "0.3", "--report", report.string()},
+                                             text.calibration),
+                                      extra));
     CAPTURE(r.out, r.err);
     REQUIRE(r.exit_code == 0);
     return json::parse(read_bytes(report));

@@ -140,16 +140,13 @@ TEST_CASE("sparsify needs -o unless it is a dry run, and never overwrites its in
 
 TEST_CASE("sparsify with calibration sentences loses less of a text encoder's output than by magnitude", "[cli][sparsify]") {
   scratch dir("sparsify_text");
-  const fs::path source(INFEROPT_SOURCE_DIR);
-  const fs::path model = source / "tests/models/corpus/bert_dynamic_ts.onnx";
-  const fs::path sentences = dir / "sentences.txt";
-  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\nA smaller model runs faster.\n"
-                           << "Sparsity removes whole blocks of weights.\n";
+  const text_encoder_case text = text_encoder(dir.path(), "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\n"
+                                                          "A smaller model runs faster.\nSparsity removes whole blocks of weights.\n");
   const auto sparsify = [&](const std::string& criterion) {
     const fs::path out = dir / (criterion + ".onnx"), report = dir / (criterion + ".json");
-    process_result r = run_cli({"sparsify", model.string(), "-o", out.string(), "--sparsity", "0.5", "--min-size", "0", "--criterion",
-                                criterion, "--calib-text", sentences.string(), "--tokenizer",
-                                (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string(), "--report", report.string()});
+    process_result r = run_cli(joined({"sparsify", text.model.string(), "-o", out.string(), "--sparsity", "0.5", "--min-size", "0",
+                                       "--criterion", criterion, "--report", report.string()},
+                                      text.calibration));
     CAPTURE(r.out, r.err);
     REQUIRE(r.exit_code == 0);
     CHECK_THAT(r.out, Contains("mean output cosine"));
@@ -176,14 +173,12 @@ TEST_CASE("sparsify with calibration sentences loses less of a text encoder's ou
 
 TEST_CASE("sparsify --max-cosine-drop keeps the largest probed sparsity within the drop on the calibration text", "[cli][sparsify]") {
   scratch dir("sparsify_cosine");
-  const fs::path source(INFEROPT_SOURCE_DIR);
-  const fs::path model = source / "tests/models/corpus/bert_dynamic_ts.onnx";
-  const fs::path sentences = dir / "sentences.txt", out = dir / "s.onnx", report = dir / "s.json";
-  std::ofstream(sentences) << "The quick brown fox jumps over the lazy dog.\nA smaller model runs faster.\n"
-                           << "Sparsity removes whole blocks of weights.\n";
-  process_result r = run_cli({"sparsify", model.string(), "-o", out.string(), "--min-size", "0", "--max-cosine-drop", "0.02",
-                              "--calib-text", sentences.string(), "--tokenizer",
-                              (source / "tests/data/tokenizer/wordpiece_tokenizer.json").string(), "--report", report.string()});
+  const text_encoder_case text = text_encoder(dir.path(), "The quick brown fox jumps over the lazy dog.\nA smaller model runs faster.\n"
+                                                          "Sparsity removes whole blocks of weights.\n");
+  const fs::path out = dir / "s.onnx", report = dir / "s.json";
+  process_result r = run_cli(joined({"sparsify", text.model.string(), "-o", out.string(), "--min-size", "0", "--max-cosine-drop", "0.02",
+                                     "--report", report.string()},
+                                    text.calibration));
   CAPTURE(r.out, r.err);
   REQUIRE(r.exit_code == 0);
   const json j = json::parse(read_bytes(report));

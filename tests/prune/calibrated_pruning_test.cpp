@@ -16,15 +16,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-/// x[16, 6] -> MatMul W1[6, 10] + b1 -> Relu (h) -> MatMul W2[10, 3] + b2 -> y: the 10 hidden
-/// channels are the prunable group, W2 their reader.
-ir::model two_layer_model() {
-  return test::build_model({16, 6}, [](ir::graph_builder& b, ir::value* x) {
-    ir::value* h = b.relu(b.add(b.matmul(x, b.random_constant("w1", {6, 10}, 0.5f)), b.random_constant("b1", {10}, 0.3f)));
-    return b.add(b.matmul(h, b.random_constant("w2", {10, 3}, 0.5f)), b.random_constant("b2", {3}, 0.1f));
-  });
-}
-
 std::vector<runtime::tensor_map> batches(const ir::model& m, int count) {
   runtime::session s(m, {.threads = 1});
   std::vector<runtime::tensor_map> out;
@@ -56,7 +47,7 @@ const ir::node* node_of(const ir::model& m, std::string_view op, int index) {
 }  // namespace
 
 TEST_CASE("output energy of a channel is the mean energy it adds to its reader's output", "[prune][calibrated]") {
-  const ir::model m = two_layer_model();
+  const ir::model m = test::two_layer_model();
   const prune::channel_analysis a = test::analyze_without_defaults(m);
   const auto feeds = batches(m, 3);
   const auto scores = prune::output_energy_importance(m, a, feeds);
@@ -84,7 +75,7 @@ TEST_CASE("output energy of a channel is the mean energy it adds to its reader's
 }
 
 TEST_CASE("prune_model with calibration refits the reader: its output error is the reported one and below the cut's", "[prune][calibrated]") {
-  const ir::model original = two_layer_model();
+  const ir::model original = test::two_layer_model();
   const auto feeds = batches(original, 4);
   for (const bool refit : {false, true}) {
     CAPTURE(refit);
@@ -120,7 +111,7 @@ TEST_CASE("prune_model with calibration refits the reader: its output error is t
 }
 
 TEST_CASE("the energy criterion refuses to run without calibration batches", "[prune][calibrated]") {
-  ir::model m = two_layer_model();
+  ir::model m = test::two_layer_model();
   prune::prune_options o;
   o.importance.criterion = prune::importance_criterion::output_energy;
   CHECK_THROWS_WITH(prune::prune_model(m, o), Contains("calibration"));
@@ -146,7 +137,7 @@ TEST_CASE("global selection by cost removes cheap unimportant units first and st
 }
 
 TEST_CASE("obs importance of a unit is what the refit leaves when that unit alone is removed", "[prune][calibrated]") {
-  const ir::model m = two_layer_model();
+  const ir::model m = test::two_layer_model();
   const prune::channel_analysis a = test::analyze_without_defaults(m);
   const auto feeds = batches(m, 4);
   const prune::refit_plan_options options;

@@ -14,15 +14,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-/// x[16, 6] -> MatMul W1[6, 10] + b1 -> Relu -> MatMul W2[10, 3] + b2 -> y: the 10 hidden
-/// channels are the one prunable group; y's channels reach the output and are pinned.
-ir::model two_layer_model() {
-  return test::build_model({16, 6}, [](ir::graph_builder& b, ir::value* x) {
-    ir::value* h = b.relu(b.add(b.matmul(x, b.random_constant("w1", {6, 10}, 0.5f)), b.random_constant("b1", {10}, 0.3f)));
-    return b.add(b.matmul(h, b.random_constant("w2", {10, 3}, 0.5f)), b.random_constant("b2", {3}, 0.1f));
-  });
-}
-
 /// Given times: the first MatMul 4 ms, the second 2, every other node 1; the run 12.
 prune::node_timing given_timing(const ir::model& m) {
   prune::node_timing t;
@@ -30,6 +21,15 @@ prune::node_timing given_timing(const ir::model& m) {
   for (const ir::node* n : m.graph().nodes()) t.node_ms[n->label()] = n->is("MatMul") ? (matmuls++ == 0 ? 4.0 : 2.0) : 1.0;
   t.run_ms = 12.0;
   return t;
+}
+
+/// A target timed on a seeded batch of `m`.
+prune::latency_target timed_target(const ir::model& m, double speedup) {
+  runtime::session s(m, {.threads = 1});
+  prune::latency_target target;
+  target.feeds = runtime::random_inputs(s, 5);
+  target.speedup = speedup;
+  return target;
 }
 
 std::size_t prunable_group(const prune::channel_analysis& a) {
@@ -43,7 +43,7 @@ std::size_t prunable_group(const prune::channel_analysis& a) {
 }  // namespace
 
 TEST_CASE("the latency table holds the nodes a prunable group reaches, each unit sharing their time", "[prune][latency]") {
-  const ir::model m = two_layer_model();
+  const ir::model m = test::two_layer_model();
   const prune::channel_analysis a = test::analyze_without_defaults(m);
   const prune::latency_model table(a, given_timing(m));
   // MatMul1 makes the channels, Add and Relu carry them, MatMul2 reads them; the last Add
@@ -59,7 +59,7 @@ TEST_CASE("the latency table holds the nodes a prunable group reaches, each unit
 }
 
 TEST_CASE("a plan scales each node by the share of the group's positions it keeps", "[prune][latency]") {
-  const ir::model m = two_layer_model();
+  const ir::model m = test::two_layer_model();
   const prune::channel_analysis a = test::analyze_without_defaults(m);
   const prune::latency_model table(a, given_timing(m));
   const std::size_t g = prunable_group(a);
@@ -97,7 +97,7 @@ TEST_CASE("a node that reads one prunable group and makes another scales by both
 }
 
 TEST_CASE("time_nodes times every node of the run", "[prune][latency]") {
-  const ir::model m = two_layer_model();
+  const ir::model m = test::two_layer_model();
   runtime::session s(m, {.threads = 1});
   const prune::node_timing t = prune::time_nodes(m, runtime::random_inputs(s, 3), 1, 3);
   std::size_t nodes = 0;
@@ -110,15 +110,12 @@ TEST_CASE("time_nodes times every node of the run", "[prune][latency]") {
 }
 
 TEST_CASE("the speedup search refuses a target the table cannot reach and one of at most 1", "[prune][latency]") {
-  const ir::model m = two_layer_model();
+  const ir::model m = test::two_layer_model();
   const prune::channel_analysis a = test::analyze_without_defaults(m);
-  runtime::session s(m, {.threads = 1});
-  prune::latency_target target;
-  target.feeds = runtime::random_inputs(s, 5);
+  prune::latency_target target = timed_target(m, 50.0);
   const std::vector<std::vector<double>> scores = prune::unit_importance(m, a, {});
   prune::latency_report report;
   // The hidden group may lose 90% at most, and the output layer's time stays.
-  target.speedup = 50.0;
   REQUIRE_THROWS_WITH(prune::plan_for_speedup(m, a, {}, scores, false, {}, target, report), Contains("out of reach"));
   target.speedup = 1.0;
   REQUIRE_THROWS_WITH(prune::plan_for_speedup(m, a, {}, scores, false, {}, target, report), Contains("above 1"));
@@ -128,12 +125,9 @@ TEST_CASE("the speedup search refuses a target the table cannot reach and one of
 }
 
 TEST_CASE("the speedup search keeps the attempt measured closest to the target", "[prune][latency]") {
-  const ir::model m = two_layer_model();
+  const ir::model m = test::two_layer_model();
   const prune::channel_analysis a = test::analyze_without_defaults(m);
-  runtime::session s(m, {.threads = 1});
-  prune::latency_target target;
-  target.feeds = runtime::random_inputs(s, 5);
-  target.speedup = 1.2;
+  prune::latency_target target = timed_target(m, 1.2);
   target.rounds = 3;
   target.tolerance = 0.0;  // never close enough: every attempt runs
   prune::selection_options selection;
@@ -151,4 +145,25 @@ TEST_CASE("the speedup search keeps the attempt measured closest to the target",
   CHECK(report.predicted_run_ms == Approx(report.run_ms / report.predicted_speedup));
   CHECK(report.predicted_node_ms.size() == report.nodes.size());
   CHECK(plan.removed_units() <= 9);
+}
+
+TEST_CASE("the speedup search corrects its goal by the table's measured bias", "[prune][latency]") {
+  // A table 25% optimistic: what it predicts at goal g measures 0.8 g.
+  std::vector<double> goals;
+  const prune::speedup_search search = prune::search_speedup(1.5, 0.05, 4, [&](double goal) {
+    goals.push_back(goal);
+    return prune::speedup_attempt{0.0, goal, 0.8 * goal};
+  });
+  REQUIRE(goals.size() == 2);
+  CHECK(goals[1] == Approx(1.5 * 1.5 / 1.2));
+  CHECK(search.best == 1);
+  CHECK(search.attempts[1].measured == Approx(1.5));
+  SECTION("a miss every time keeps the closest attempt") {
+    int calls = 0;
+    const prune::speedup_search s = prune::search_speedup(2.0, 0.01, 3, [&](double goal) {
+      return prune::speedup_attempt{0.0, goal, ++calls == 2 ? 1.9 : 1.5};
+    });
+    CHECK(s.attempts.size() == 3);
+    CHECK(s.best == 1);
+  }
 }

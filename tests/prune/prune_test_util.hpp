@@ -41,6 +41,15 @@ inline ir::model build_model(ir::shape input, const std::function<ir::value*(ir:
   return m;
 }
 
+/// x[16, 6] -> MatMul W1[6, 10] + b1 -> Relu (h) -> MatMul W2[10, 3] + b2 -> y: the 10 hidden
+/// channels are the one prunable group, W2 their reader; y's channels are pinned.
+inline ir::model two_layer_model() {
+  return build_model({16, 6}, [](ir::graph_builder& b, ir::value* x) {
+    ir::value* h = b.relu(b.add(b.matmul(x, b.random_constant("w1", {6, 10}, 0.5f)), b.random_constant("b1", {10}, 0.3f)));
+    return b.add(b.matmul(h, b.random_constant("w2", {10, 3}, 0.5f)), b.random_constant("b2", {3}, 0.1f));
+  });
+}
+
 inline ir::model copy_of(const ir::model& m) { return ir::parse_model(ir::serialize_model(m)); }
 
 inline prune::channel_analysis analyze_without_defaults(const ir::model& m) {
