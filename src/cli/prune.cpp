@@ -40,6 +40,7 @@ struct prune_cli_options {
   calibration_sources data;
   bool no_refit = false;
   bool sequential = false;
+  bool residual_target = false;
   bool sensitivity = false;
   double refit_ridge = 1e-4;
   bool explain = false;
@@ -94,7 +95,8 @@ prune::prune_options prune_options_of(const prune_cli_options& o) {
   options.analysis.ignored_nodes = o.ignore;
   options.analysis.ignore_defaults = !o.no_default_ignores;
   options.refit = !o.no_refit;
-  options.refit_options.sequential = o.sequential;
+  options.refit_options.sequential = o.sequential || o.residual_target;
+  options.refit_options.residual_target = o.residual_target;
   if (o.sensitivity) options.sensitivity.emplace();
   options.refit_options.solve.relative_ridge = o.refit_ridge;
   options.latency.speedup = o.latency.target_speedup;
@@ -325,6 +327,8 @@ void declare_prune(CLI::App& sub, prune_cli_options& o) {
                "With calibration data: share the budget between groups by their measured end-to-end sensitivity (each cut alone at 25/50/75%, refit, output cosine drop on calibration batches it was not refit on)");
   sub.add_flag("--sequential", o.sequential,
                "With calibration data: refit layer after layer on the pruned model's own activations, towards the original outputs");
+  sub.add_flag("--residual-target", o.residual_target,
+               "Sequential refit towards the original residual sum where a layer's output is added to one (implies --sequential)");
   sub.add_flag("--explain", o.explain, "Print every channel group: sources, cut sites, why pinned");
   declare_latency_options(sub, o.latency,
                           "Instead of --ratio: remove what reaches this speedup, measured in the executor (units ranked by importance per millisecond of a measured per-node latency table)");

@@ -21,6 +21,11 @@ namespace inferopt::prune {
 /// X's `k` where pruning cut the value) and the constant 1 appended to both.
 struct paired_moments {
   dense_matrix seen, cross, original;
+  /// With a residual R the layer's output is added to: D = R - R' (the original's minus the
+  /// changed model's), [X' 1]^T D, [X 1]^T D and || D ||^2; empty without.
+  dense_matrix seen_delta, original_delta;
+  double delta_energy = 0.0;
+  std::vector<float> delta;  ///< the current batch's D, set before add
 
   paired_moments(std::int64_t changed_k, std::int64_t k)
       : seen(dense_matrix::Zero(changed_k + 1, changed_k + 1)),
@@ -39,6 +44,16 @@ struct paired_moments {
     seen.noalias() += a.transpose() * a;
     cross.noalias() += a.transpose() * b;
     original.noalias() += b.transpose() * b;
+    if (delta.empty()) return;
+    const auto n = static_cast<Eigen::Index>(delta.size()) / rows;
+    const dense_matrix d = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(delta.data(), rows, n).cast<double>();
+    if (seen_delta.size() == 0) {
+      seen_delta = dense_matrix::Zero(seen.rows(), n);
+      original_delta = dense_matrix::Zero(original.rows(), n);
+    }
+    seen_delta.noalias() += a.transpose() * d;
+    original_delta.noalias() += b.transpose() * d;
+    delta_energy += d.squaredNorm();
   }
 };
 
@@ -46,11 +61,13 @@ struct paired_moments {
 /// (changed_k), accumulated.
 /// @throws error(errc::invalid_argument) for activations of another size, or NaN / infinity.
 inline paired_moments gather_paired(const ir::model& original, const ir::model& current, const std::string& name,
-                                    std::int64_t changed_k, std::int64_t k, std::span<const runtime::tensor_map> batches) {
-  std::vector<float> captured;
+                                    std::int64_t changed_k, std::int64_t k, std::span<const runtime::tensor_map> batches,
+                                    const std::string& residual = {}) {
+  std::vector<float> captured, residual_values;
   runtime::session_options o;
   o.on_value = [&](std::string_view v, const runtime::tensor& t) {
     if (v == name) captured = t.to_float();
+    if (!residual.empty() && v == residual) residual_values = t.to_float();
   };
   runtime::session before(original, o), after(current, o);
   paired_moments p(changed_k, k);
@@ -64,7 +81,16 @@ inline paired_moments gather_paired(const ir::model& original, const ir::model& 
       }
       return std::move(captured);
     };
-    const std::vector<float> x = capture(before, k), changed = capture(after, changed_k);
+    residual_values.clear();
+    const std::vector<float> x = capture(before, k);
+    const std::vector<float> r = residual_values;
+    residual_values.clear();
+    const std::vector<float> changed = capture(after, changed_k);
+    if (!residual.empty()) {
+      if (r.empty() || r.size() != residual_values.size()) throw error(errc::invalid_argument, "residual '" + residual + "' changed size");
+      p.delta.resize(r.size());
+      for (std::size_t i = 0; i < r.size(); ++i) p.delta[i] = r[i] - residual_values[i];
+    }
     if (changed.size() / static_cast<std::size_t>(changed_k) != x.size() / static_cast<std::size_t>(k)) {
       throw error(errc::invalid_argument, "calibration activation '" + name + "' has other rows in the changed model");
     }

@@ -155,6 +155,12 @@ TEST_CASE("prune --sequential refits each reader on the pruned model's activatio
   CHECK(sequential["removed_channels"] == one_shot["removed_channels"]);
   REQUIRE_FALSE(sequential["refits"].empty());
   for (const json& refit : sequential["refits"]) CHECK(refit["relative_error_refit"].get<double>() <= refit["relative_error_cut"].get<double>());
+  SECTION("towards the residual sum, each refit still lowers its (larger) target's error") {
+    const json residual = prune("residual", {"--residual-target"});
+    REQUIRE(residual["refits"].size() == sequential["refits"].size());
+    for (const json& refit : residual["refits"]) CHECK(refit["relative_error_refit"].get<double>() <= refit["relative_error_cut"].get<double>());
+    CHECK(residual["agreement"]["output_cosine"].get<double>() > 0.5);
+  }
   // On the calibration sentences themselves, fitting the pruned model's own activations agrees
   // at least as well with the original (held-out text is the benchmark's to measure).
   CHECK(sequential["agreement"]["output_cosine"].get<double>() >= one_shot["agreement"]["output_cosine"].get<double>() - 1e-4);

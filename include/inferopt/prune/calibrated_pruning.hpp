@@ -89,6 +89,9 @@ struct refit_plan_options {
   /// prune_model: refit reader after reader on the cut model's own activations
   /// (cut_and_refit_in_sequence) instead of all at once from the uncut model's.
   bool sequential = false;
+  /// Sequential only: where a reader's output is added to a residual stream R, refit towards
+  /// the original *sum* (X W + b + R - R'), making up for the error the residual carries too.
+  bool residual_target = false;
 };
 
 /// Solves the refit of every MatMul/Gemm reader whose inputs `plan` removes. `a` must come
