@@ -225,10 +225,11 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
   return sparsity;
 }
 
-/// One sparsified model and its report.
+/// One sparsified model, its report and what it printed.
 struct attempt {
   ir::model model;
   nlohmann::json report;
+  std::string printed;  ///< a search's attempts print here; the kept one's text is shown
 };
 
 /// Sparsifies a copy of `original` at `sparsity` (or, latency-aware, by `budget`), printing to
@@ -260,10 +261,14 @@ attempt sparsify_once(std::ostream& out, const sparsify_cli_options& o, const ir
   return a;
 }
 
-/// Discards what is written to it: the searches' attempts print nothing.
-struct null_stream : std::ostream {
-  null_stream() : std::ostream(nullptr) {}
-};
+/// sparsify_once printing into the attempt, for the searches: only the kept one is shown.
+attempt sparsify_quietly(const sparsify_cli_options& o, const ir::model& original, const calibration_data& data,
+                         const std::string& sparsity, const allocation& budget, std::vector<std::vector<double>>& level_errors) {
+  std::ostringstream text;
+  attempt a = sparsify_once(text, o, original, data, sparsity, budget, level_errors);
+  a.printed = text.str();
+  return a;
+}
 
 /// The run time the latency table predicts for an attempt: each sparsified layer's dense
 /// time scaled by the kernel model at the sparsity it got.
@@ -278,24 +283,30 @@ double predicted_speedup(const nlohmann::json& report, const prune::node_timing&
 }
 
 /// `--target-speedup`: allocates sparsity by a latency table measured on the original model,
-/// searched as prune's is (prune::search_speedup). Returns the budget of the attempt measured
-/// closest to the target.
-allocation search_speedup(const sparsify_cli_options& o, const ir::model& original, const calibration_data& data,
-                          std::vector<std::vector<double>>& level_errors, nlohmann::json& section) {
+/// searched as prune's is (prune::search_speedup). Returns the attempt measured closest to
+/// the target.
+attempt search_speedup(const sparsify_cli_options& o, const ir::model& original, const calibration_data& data,
+                       std::vector<std::vector<double>>& level_errors, nlohmann::json& section) {
   const runtime::tensor_map feeds = latency_batch(o.data, data, original, o.latency);
   const prune::node_timing table = prune::time_nodes(original, feeds, o.latency.threads);
   runtime::session reference(original, {.threads = o.latency.threads});
-  std::vector<allocation> budgets;
+  std::optional<attempt> best;
+  double best_miss = 0.0;
   std::vector<double> measured_ms;
-  null_stream quiet;
   const prune::speedup_search search = prune::search_speedup(o.latency.target_speedup, 0.05, 4, [&](double goal) {
-    budgets.push_back({table.node_ms, table.run_ms * (1.0 - 1.0 / goal)});
-    const attempt a = sparsify_once(quiet, o, original, data, o.sparsity, budgets.back(), level_errors);
+    const allocation budget{table.node_ms, table.run_ms * (1.0 - 1.0 / goal)};
+    attempt a = sparsify_quietly(o, original, data, o.sparsity, budget, level_errors);
     runtime::session candidate(a.model, {.threads = o.latency.threads});
     const prune::latency_comparison c = prune::compare_latency(reference, candidate, feeds, o.latency.rounds);
+    const prune::speedup_attempt t{budget.saving_ms / table.run_ms, predicted_speedup(a.report, table), c.speedup};
+    // Keep the attempt closest to the target so far (the search's own rule).
+    const double miss = std::abs(t.measured / o.latency.target_speedup - 1.0);
+    if (!best || miss < best_miss) {
+      best = std::move(a);
+      best_miss = miss;
+    }
     measured_ms.push_back(c.candidate_ms);
-    const prune::speedup_attempt t{budgets.back().saving_ms / table.run_ms, predicted_speedup(a.report, table), c.speedup};
-    std::cout << "  attempt " << budgets.size() << ": predicted " << std::fixed << std::setprecision(2) << t.predicted
+    std::cout << "  attempt " << measured_ms.size() << ": predicted " << std::fixed << std::setprecision(2) << t.predicted
               << "x, measured " << t.measured << "x\n" << std::defaultfloat;
     return t;
   });
@@ -307,27 +318,33 @@ allocation search_speedup(const sparsify_cli_options& o, const ir::model& origin
              {"measured_run_ms", measured_ms[search.best]}, {"attempts", attempts}};
   std::cout << "kept: predicted " << std::fixed << std::setprecision(2) << kept.predicted << "x, measured " << kept.measured
             << "x (" << table.run_ms << " -> " << measured_ms[search.best] << " ms)\n" << std::defaultfloat;
-  return budgets[search.best];
+  return std::move(*best);
 }
 
 /// `--max-cosine-drop`: the largest sparsity (bisected to 1/64) whose mean output cosine with
-/// the original on the calibration batches stays within the drop.
-std::string search_cosine(const sparsify_cli_options& o, const ir::model& original, const calibration_data& data,
-                          std::vector<std::vector<double>>& level_errors, nlohmann::json& section) {
+/// the original on the calibration batches stays within the drop; that probe's attempt (none
+/// within it: sparsity 0, made then).
+attempt search_cosine(const sparsify_cli_options& o, const ir::model& original, const calibration_data& data,
+                      std::vector<std::vector<double>>& level_errors, nlohmann::json& section) {
   double lo = 0.0, hi = prune::block_sparsity_options{}.max_layer_sparsity;
   nlohmann::json probes = nlohmann::json::array();
-  null_stream quiet;
+  std::optional<attempt> kept;
   for (int i = 0; i < 6; ++i) {
     const double mid = 0.5 * (lo + hi);
-    const attempt a = sparsify_once(quiet, o, original, data, std::to_string(mid), {}, level_errors);
+    attempt a = sparsify_quietly(o, original, data, std::to_string(mid), {}, level_errors);
     const double cosine = agreement(original, a.model, data.calibration)["output_cosine"].get<double>();
     probes.push_back({{"sparsity", mid}, {"calibration_cosine", cosine}});
     std::cout << "  sparsity " << std::fixed << std::setprecision(3) << mid << ": calibration cosine " << std::setprecision(4)
               << cosine << "\n" << std::defaultfloat;
-    (1.0 - cosine <= o.max_cosine_drop ? lo : hi) = mid;
+    if (1.0 - cosine <= o.max_cosine_drop) {
+      lo = mid;
+      kept = std::move(a);
+    } else {
+      hi = mid;
+    }
   }
   section = {{"max_cosine_drop", o.max_cosine_drop}, {"sparsity", lo}, {"probes", probes}};
-  return std::to_string(lo);
+  return kept ? std::move(*kept) : sparsify_quietly(o, original, data, std::to_string(lo), {}, level_errors);
 }
 
 void check_sparsify_arguments(const sparsify_cli_options& o) {
@@ -374,16 +391,14 @@ int run_sparsify(const sparsify_cli_options& o) {
   if (o.latency.target_speedup != 0.0) {
     std::cout << "searching block sparsity for a measured " << o.latency.target_speedup << "x (executor, " << o.latency.threads
               << " thread(s)):\n";
-    const allocation budget = search_speedup(o, original, data, level_errors, search);
-    result = sparsify_once(std::cout, o, original, data, o.sparsity, budget, level_errors);
+    result = search_speedup(o, original, data, level_errors, search);
+  } else if (o.max_cosine_drop != 0.0) {
+    std::cout << "searching the largest sparsity within a cosine drop of " << o.max_cosine_drop << " on the calibration batches:\n";
+    result = search_cosine(o, original, data, level_errors, search);
   } else {
-    std::string sparsity = o.sparsity;
-    if (o.max_cosine_drop != 0.0) {
-      std::cout << "searching the largest sparsity within a cosine drop of " << o.max_cosine_drop << " on the calibration batches:\n";
-      sparsity = search_cosine(o, original, data, level_errors, search);
-    }
-    result = sparsify_once(std::cout, o, original, data, sparsity, allocation{}, level_errors);
+    result = sparsify_once(std::cout, o, original, data, o.sparsity, allocation{}, level_errors);
   }
+  std::cout << result->printed;
   nlohmann::json& report = result->report;
   if (!search.is_null()) report[o.latency.target_speedup != 0.0 ? "latency" : "cosine_budget"] = search;
   if (o.dry_run) {
