@@ -1,6 +1,7 @@
 #include "inferopt/runtime/kernel.hpp"
 
 #include "buffer_pool.hpp"
+#include "kernels/nchwc.hpp"
 #include "output_placement.hpp"
 
 namespace inferopt::runtime {
@@ -100,6 +101,7 @@ const kernel_registry& builtin_kernels() {
     register_reduce_kernels(r);
     register_quantize_kernels(r);
     register_sparse_kernels(r);
+    nn::register_nchwc_kernels(r);
     return r;
   }();
   return registry;

@@ -10,10 +10,13 @@
 
 #include <Eigen/Core>
 
+#include "blocked_layout.hpp"
 #include "buffer_pool.hpp"
+#include "linear_gelu.hpp"
 #include "inferopt/core/atomic_file.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
+#include "kernels/nchwc.hpp"
 #include "output_placement.hpp"
 #include "session_arena.hpp"
 
@@ -69,6 +72,13 @@ session::session(const ir::model& m, session_options options)
   }
   opset_ = m.opset("").value_or(0);
   threads_ = options_.threads > 0 ? options_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // An observer wants every value as its model has it, and another registry may not have the
+  // kernels of the rewritten ops.
+  if (options_.rewrite_graph && !options_.on_value && !options_.kernels) {
+    const int block = nn::nchwc_block();
+    if (block > 0 && detail::use_blocked_layout(*graph_, block) > 0) domain_opsets_[nn::nchwc_domain] = 1;
+    if (detail::fuse_linear_gelu(*graph_) > 0) domain_opsets_["inferopt.cpu"] = 1;
+  }
   prepare(*graph_, options_.kernels ? *options_.kernels : builtin_kernels());
 }
 

@@ -113,4 +113,9 @@ void register_sparse_kernels(kernel_registry& r);
 /// reports and cost models that compare against the executor's dense GEMM.
 [[nodiscard]] const char* dense_gemm_isa() noexcept;
 
+/// The channel block of the executor's blocked convolution layout on this CPU (16 with
+/// AVX-512, 8 with AVX2), or 0 when sessions keep every tensor in its model's layout (no
+/// oneDNN in the build, or INFEROPT_LAYOUT=plain, INFEROPT_NN_GEMM=eigen, INFEROPT_NN_ISA=generic).
+[[nodiscard]] int blocked_layout_block() noexcept;
+
 }  // namespace inferopt::runtime

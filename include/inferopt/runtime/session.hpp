@@ -32,6 +32,12 @@ struct session_options {
   /// after input shapes change) is traced, later runs reuse the plan and the arena. Off:
   /// buffers of dead tensors are pooled and reused when they fit.
   bool memory_plan = true;
+  /// Let the session rewrite its own copy of the graph for speed: chains of 2-D convolutions,
+  /// pools and elementwise ops run on channel-blocked activations (oneDNN's nChw16c on
+  /// AVX-512), reordered only where a chain starts and ends; a GELU after a linear layer runs
+  /// in the layer's product. Results are those of the graph as given (within float rounding).
+  /// Not done with an observer (it sees every value as the model has it) or another registry.
+  bool rewrite_graph = true;
 };
 
 /// The session's memory plan, for reports (all zero before a plan exists).

@@ -122,6 +122,7 @@ void register_nn_kernels(kernel_registry& r) {
   nn::register_softmax_kernels(r);
   nn::register_attention_kernels(r);
   nn::register_onnx_attention_kernels(r);
+  nn::register_matmul_gelu_kernels(r);
 }
 
 }  // namespace inferopt::runtime

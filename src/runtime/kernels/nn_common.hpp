@@ -120,5 +120,6 @@ void register_skip_norm_kernels(kernel_registry& r);
 void register_softmax_kernels(kernel_registry& r);
 void register_attention_kernels(kernel_registry& r);
 void register_onnx_attention_kernels(kernel_registry& r);
+void register_matmul_gelu_kernels(kernel_registry& r);
 
 }  // namespace inferopt::runtime::nn

@@ -32,17 +32,20 @@ struct constant_weight_product::cache {
   struct entry {
     std::int64_t rows;
     bool bias;
+    linear_activation act;
     dnnl::matmul product;
     std::shared_ptr<dnnl::memory> packed;  // shared by entries whose layout is the same
   };
   std::vector<entry> entries;
   dnnl::stream stream{cpu_engine()};
 
-  /// The entry for (rows, bias), made on first need (a kernel uses one bias mode, so one
-  /// primitive is compiled per row count); null when oneDNN declines or the cache is full.
-  const entry* find_or_make(const float* w, bool transposed, std::int64_t rows, bool with_bias, std::int64_t k, std::int64_t n) {
+  /// The entry for (rows, bias, activation), made on first need (a kernel uses one bias mode
+  /// and activation, so one primitive is compiled per row count); null when oneDNN declines
+  /// or the cache is full.
+  const entry* find_or_make(const float* w, bool transposed, std::int64_t rows, bool with_bias, linear_activation act,
+                            std::int64_t k, std::int64_t n) {
     for (const entry& e : entries) {
-      if (e.rows == rows && e.bias == with_bias) return &e;
+      if (e.rows == rows && e.bias == with_bias && e.act == act) return &e;
     }
     if (entries.size() >= max_row_counts) return nullptr;
     using tag = dnnl::memory::format_tag;
@@ -50,7 +53,15 @@ struct constant_weight_product::cache {
     const dnnl::memory::desc a({rows, k}, dt::f32, tag::ab), b({k, n}, dt::f32, tag::any),
         bias({1, n}, dt::f32, tag::ab), c({rows, n}, dt::f32, tag::ab);
     dnnl::engine& engine = cpu_engine();
-    const dnnl::matmul::primitive_desc pd(with_bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c), engine);
+    dnnl::primitive_attr attr;
+    if (act != linear_activation::none) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, act == linear_activation::gelu_erf ? dnnl::algorithm::eltwise_gelu_erf : dnnl::algorithm::eltwise_gelu_tanh,
+                         0.0f, 0.0f);
+      attr.set_post_ops(ops);
+    }
+    const dnnl::matmul::primitive_desc pd(with_bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c), attr,
+                                          engine);
     std::shared_ptr<dnnl::memory> packed;
     for (const entry& e : entries) {
       if (e.packed->get_desc() == pd.weights_desc()) packed = e.packed;
@@ -61,16 +72,19 @@ struct constant_weight_product::cache {
       dnnl::reorder(plain, *packed).execute(stream, plain, *packed);
       stream.wait();
     }
-    entries.push_back({rows, with_bias, dnnl::matmul(pd), std::move(packed)});
+    entries.push_back({rows, with_bias, act, dnnl::matmul(pd), std::move(packed)});
     return &entries.back();
   }
 };
 
-bool constant_weight_product::run(const void* b, const float* a, std::int64_t m, const float* bias, float* c, int threads) {
+bool constant_weight_product::run(const void* b, const float* a, std::int64_t m, const float* bias, float* c, int threads,
+                                  linear_activation act) {
   if (!holds(b) || m <= 0 || !onednn_gemm_backend()) return false;
   try {
     if (!cache_) cache_ = std::make_unique<cache>();
-    const cache::entry* e = cache_->find_or_make(weights_, transposed_, m, bias != nullptr, k_, n_);
+    // oneDNN sizes a primitive's thread partition when it creates it: inside the team.
+    const omp_team_for_call team(threads);
+    const cache::entry* e = cache_->find_or_make(weights_, transposed_, m, bias != nullptr, act, k_, n_);
     if (!e) return false;
     using tag = dnnl::memory::format_tag;
     using dt = dnnl::memory::data_type;
@@ -79,7 +93,6 @@ bool constant_weight_product::run(const void* b, const float* a, std::int64_t m,
     dnnl::memory dst({{m, n_}, dt::f32, tag::ab}, engine, c);
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, *e->packed}, {DNNL_ARG_DST, dst}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory({{1, n_}, dt::f32, tag::ab}, engine, const_cast<float*>(bias)));
-    const omp_team_for_call team(threads);
     e->product.execute(cache_->stream, args);
     cache_->stream.wait();
     return true;
@@ -89,7 +102,9 @@ bool constant_weight_product::run(const void* b, const float* a, std::int64_t m,
 }
 #else
 struct constant_weight_product::cache {};
-bool constant_weight_product::run(const void*, const float*, std::int64_t, const float*, float*, int) { return false; }
+bool constant_weight_product::run(const void*, const float*, std::int64_t, const float*, float*, int, linear_activation) {
+  return false;
+}
 #endif
 
 constant_weight_product::constant_weight_product() = default;

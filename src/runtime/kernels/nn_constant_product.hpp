@@ -19,6 +19,10 @@ class node;
 
 namespace inferopt::runtime::nn {
 
+/// What the product applies to each output after the bias, in oneDNN's epilogue: nothing, or
+/// the GELU of a transformer's FFN (erf form, or the tanh approximation).
+enum class linear_activation { none, gelu_erf, gelu_tanh };
+
 class constant_weight_product {
  public:
   constant_weight_product();
@@ -31,10 +35,11 @@ class constant_weight_product {
   void set_weights(const float* w, std::int64_t k, std::int64_t n, bool transposed = false);
   /// Whether `data` is the W this product holds (a graph input may override an initializer).
   [[nodiscard]] bool holds(const void* data) const noexcept { return data != nullptr && data == weights_; }
-  /// C [m x n] = A [m x k] (row-major, leading dim k) * W + bias [n] (bias may be null), when
+  /// C [m x n] = act(A [m x k] (row-major, leading dim k) * W + bias [n]) (bias may be null), when
   /// `b`, the operand the node got this run, is the W this product holds. False when it did
   /// not compute (another B, no oneDNN, oneDNN declined, or too many row counts).
-  bool run(const void* b, const float* a, std::int64_t m, const float* bias, float* c, int threads);
+  bool run(const void* b, const float* a, std::int64_t m, const float* bias, float* c, int threads,
+           linear_activation act = linear_activation::none);
 
  private:
   struct cache;

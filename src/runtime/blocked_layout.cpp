@@ -1,0 +1,233 @@
+#include "blocked_layout.hpp"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "inferopt/ir/graph.hpp"
+#include "kernels/nchwc.hpp"
+
+namespace inferopt::runtime::detail {
+
+namespace {
+
+using nn::nchwc_domain;
+
+/// Shape of a blocked region's tensor the rewrite tracks: its blocked value and real channels.
+struct blocked_twin {
+  ir::value* value = nullptr;
+  std::int64_t channels = 0;
+};
+
+// Spatial size assumed for dims unknown before a run, to ask oneDNN which kernel it would pick.
+constexpr std::int64_t representative_spatial = 56;
+
+/// One attribute as a node_spec's list (attributes move; an initializer list would copy).
+std::vector<ir::attribute> only(ir::attribute a) {
+  std::vector<ir::attribute> list;
+  list.push_back(std::move(a));
+  return list;
+}
+
+bool is_conv(const ir::node& n) {
+  return n.is("Conv") || (n.domain() == "com.microsoft" && n.op_type() == "FusedConv");
+}
+
+bool is_blockable_unary(const ir::node& n) {
+  static const std::unordered_set<std::string> ops{"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
+                                                   "Clip"};
+  return n.is_onnx_domain() && ops.count(n.op_type()) > 0;
+}
+
+bool is_blockable_binary(const ir::node& n) { return n.is("Add") || n.is("Sub") || n.is("Mul"); }
+
+bool is_scalar_constant(const ir::value* v) {
+  return v && v->is_constant() && v->initializer()->has_data() && ir::tensor::element_count(v->initializer()->dims) == 1;
+}
+
+/// The static dims of `v` ([N, C, H, W]) with unknown ones replaced by representative values;
+/// empty when `v` is not known to be a 4-D float tensor.
+std::vector<std::int64_t> representative_shape(const ir::value& v, std::int64_t channels) {
+  if (v.elem_type() != data_type::float32 || !v.type() || !v.type()->dims || v.type()->dims->size() != 4) return {};
+  const auto& d = *v.type()->dims;
+  auto dim_or = [&](std::size_t i, std::int64_t fallback) { return d[i].is_static() ? d[i].value() : fallback; };
+  return {dim_or(0, 1), dim_or(1, channels), dim_or(2, representative_spatial), dim_or(3, representative_spatial)};
+}
+
+class blocked_layout_rewrite {
+ public:
+  blocked_layout_rewrite(ir::graph& g, int block) : g_(g), block_(block) {}
+
+  int run() {
+    const std::vector<ir::node*> order(g_.nodes().begin(), g_.nodes().end());
+    for (ir::node* n : order) {
+      if (absorbed_.count(n)) continue;
+      if (is_conv(*n)) {
+        convs_ += convert_conv(*n) ? 1 : 0;
+      } else if (n->is("MaxPool") || n->is("AveragePool") || n->is("GlobalAveragePool")) {
+        convert_pool(*n);
+      } else if (is_blockable_unary(*n) || is_blockable_binary(*n)) {
+        convert_elementwise(*n);
+      }
+    }
+    if (!converted_.empty()) finish();
+    return convs_;
+  }
+
+ private:
+  bool convert_conv(ir::node& n) {
+    const ir::value* x = n.input(0);
+    const ir::value* w = n.input(1);
+    if (!x || !w || !w->is_constant() || !w->initializer()->has_data() || w->initializer()->dtype != data_type::float32 ||
+        w->initializer()->dims.size() != 4 || n.outputs().size() != 1) {
+      return false;
+    }
+    const std::int64_t group = n.attr_int("group", 1);
+    const std::int64_t channels = w->initializer()->dims[1] * group, out_channels = w->initializer()->dims[0];
+    const auto found = twin_.find(x);
+    const std::vector<std::int64_t> shape = representative_shape(*x, channels);
+    if (found == twin_.end() && shape.empty()) return false;
+    if (found != twin_.end() && found->second.channels != channels) return false;
+    // A stem (few input channels, one group) reads NCHW directly; other plain inputs are reordered.
+    const bool plain_input = found == twin_.end() && channels < block_ && group == 1 &&
+                             nn::nchwc_conv_runs(n, shape, true, block_);
+    const std::vector<std::int64_t> probe = shape.empty() ? std::vector<std::int64_t>{1, channels, representative_spatial, representative_spatial} : shape;
+    if (!plain_input && !nn::nchwc_conv_runs(n, probe, false, block_)) return false;
+    ir::value* residual = nullptr;
+    if (n.inputs().size() > 3 && n.input(3)) {
+      residual = blocked(*n.input(3), out_channels, n);
+      if (!residual) return false;
+    }
+    ir::value* input = plain_input ? n.input(0) : blocked(*n.input(0), channels, n);
+    if (!input) return false;
+    std::vector<ir::value*> inputs{input, n.input(1), n.inputs().size() > 2 ? n.input(2) : nullptr};
+    if (residual) inputs.push_back(residual);
+    const swish_nodes swish = swish_after(n);
+    std::vector<ir::attribute> attributes = std::move(n.attributes());  // n goes away
+    attributes.push_back(ir::attribute::make_int("block", block_));
+    if (swish.mul) attributes.push_back(ir::attribute::make_string("activation", "Swish"));
+    add_twin(n, "Conv", nchwc_domain, std::move(inputs), std::move(attributes), out_channels);
+    if (swish.mul) absorb(swish, *n.output(0));
+    return true;
+  }
+
+  struct swish_nodes {
+    ir::node* sigmoid = nullptr;
+    ir::node* mul = nullptr;
+  };
+
+  /// The Sigmoid and Mul of y * Sigmoid(y) (SiLU, EfficientNet's activation) when they are all
+  /// that reads the output y of `conv` and the conv has no activation of its own; else nulls.
+  static swish_nodes swish_after(const ir::node& conv) {
+    const ir::value* y = conv.output(0);
+    if (conv.find_attribute("activation") || y->is_graph_output() || y->uses().size() != 2) return {};
+    swish_nodes found;
+    for (const ir::use& u : y->uses()) {
+      if (u.user->is("Sigmoid")) found.sigmoid = u.user;
+      if (u.user->is("Mul") && u.user->inputs().size() == 2) found.mul = u.user;
+    }
+    if (!found.sigmoid || !found.mul) return {};
+    const ir::value* s = found.sigmoid->output(0);
+    if (s->is_graph_output() || s->uses().size() != 1 || s->uses().front().user != found.mul) return {};
+    return found;
+  }
+
+  /// The swish that conv output `y`'s twin now computes: the Mul's output is that twin.
+  void absorb(const swish_nodes& swish, const ir::value& y) {
+    twin_[swish.mul->output(0)] = twin_.at(&y);
+    for (ir::node* n : {swish.sigmoid, swish.mul}) {
+      absorbed_.insert(n);
+      converted_.push_back(n);
+    }
+  }
+
+  void convert_pool(ir::node& n) {
+    const auto found = twin_.find(n.input(0));
+    if (found == twin_.end() || n.outputs().size() != 1) return;
+    if (!n.is("GlobalAveragePool")) {
+      const std::vector<std::int64_t> kernel = n.attr_ints("kernel_shape", {});
+      const std::vector<std::int64_t> dilations = n.attr_ints("dilations", {});
+      if (kernel.size() != 2 || std::any_of(dilations.begin(), dilations.end(), [](std::int64_t d) { return d != 1; })) return;
+      if (n.attr_int("storage_order", 0) != 0) return;
+      if (n.is("AveragePool") && n.attr_int("count_include_pad", 0) != 0 && n.attr_int("ceil_mode", 0) != 0) return;
+    }
+    add_twin(n, n.op_type(), nchwc_domain, {found->second.value}, std::move(n.attributes()), found->second.channels);
+  }
+
+  void convert_elementwise(ir::node& n) {
+    if (n.outputs().size() != 1) return;
+    std::vector<ir::value*> inputs;
+    std::int64_t channels = 0;
+    for (ir::value* in : n.inputs()) {
+      const auto found = in ? twin_.find(in) : twin_.end();
+      if (found != twin_.end()) {
+        if (channels != 0 && found->second.channels != channels) return;
+        channels = found->second.channels;
+        inputs.push_back(found->second.value);
+      } else if (!in || is_scalar_constant(in)) {
+        inputs.push_back(in);
+      } else {
+        return;
+      }
+    }
+    if (channels == 0) return;
+    add_twin(n, n.op_type(), n.domain(), std::move(inputs), std::move(n.attributes()), channels);
+  }
+
+  /// The blocked form of `v`: its twin, or a ReorderInput placed before `before`.
+  ir::value* blocked(ir::value& v, std::int64_t channels, ir::node& before) {
+    if (auto found = twin_.find(&v); found != twin_.end()) return found->second.channels == channels ? found->second.value : nullptr;
+    if (v.elem_type() != data_type::float32) return nullptr;
+    ir::node* reorder = g_.add_node({"ReorderInput", {&v}, {""}, only(ir::attribute::make_int("block", block_)), "", nchwc_domain}, &before);
+    twin_[&v] = {reorder->output(0), channels};
+    return reorder->output(0);
+  }
+
+  /// Adds the blocked twin of `n` before it; `n` goes away in `finish`.
+  void add_twin(ir::node& n, std::string op, std::string domain, std::vector<ir::value*> inputs,
+                std::vector<ir::attribute> attributes, std::int64_t channels) {
+    std::string label = n.label();
+    n.set_name("");
+    ir::node* twin = g_.add_node({std::move(op), std::move(inputs), {""}, std::move(attributes), std::move(label), std::move(domain)}, &n);
+    twin_[n.output(0)] = {twin->output(0), channels};
+    converted_.push_back(&n);
+  }
+
+  /// Gives every plain reader of a converted node's output (and the graph's outputs) a
+  /// ReorderOutput under the original name, then removes the converted nodes.
+  void finish() {
+    const std::unordered_set<const ir::node*> gone(converted_.begin(), converted_.end());
+    std::vector<std::pair<ir::value*, std::string>> renames;
+    for (ir::node* n : converted_) {
+      ir::value* y = n->output(0);
+      const bool plain_reader = y->is_graph_output() || std::any_of(y->uses().begin(), y->uses().end(), [&](const ir::use& u) {
+                                  return !gone.count(u.user);
+                                });
+      if (!plain_reader) continue;
+      const blocked_twin& t = twin_.at(y);
+      ir::node* reorder = g_.add_node({"ReorderOutput", {t.value}, {""}, only(ir::attribute::make_int("channels", t.channels)), "", nchwc_domain}, n);
+      ir::value* plain = reorder->output(0);
+      plain->set_type(y->type());
+      g_.replace_all_uses(y, plain);
+      renames.emplace_back(plain, y->name());
+    }
+    for (auto it = converted_.rbegin(); it != converted_.rend(); ++it) g_.erase(*it);
+    for (auto& [value, name] : renames) g_.rename(value, name);
+    g_.compact();
+  }
+
+  ir::graph& g_;
+  int block_;
+  std::unordered_map<const ir::value*, blocked_twin> twin_;
+  std::vector<ir::node*> converted_;
+  std::unordered_set<const ir::node*> absorbed_;  // folded into a converted conv
+  int convs_ = 0;
+};
+
+}  // namespace
+
+int use_blocked_layout(ir::graph& g, int block) { return blocked_layout_rewrite(g, block).run(); }
+
+}  // namespace inferopt::runtime::detail

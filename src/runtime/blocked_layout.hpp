@@ -1,0 +1,23 @@
+#pragma once
+// Converts the session's own copy of a graph to the blocked channel layout where oneDNN's
+// convolutions run faster on it (kernels/nchwc.hpp), the way onnxruntime's NCHWc transformer
+// does for MLAS: each Conv / FusedConv becomes inferopt.nchwc Conv, and pools and elementwise
+// ops whose operands are all blocked stay blocked, so activations are reordered only where a
+// chain starts (ReorderInput) and where a consumer, or a graph output, needs NCHW
+// (ReorderOutput, which then defines the original value under its name).
+//
+// Converted: Conv and com.microsoft FusedConv with 4-D float input and constant 4-D float32
+// weights that oneDNN runs with a JIT kernel; MaxPool, AveragePool and GlobalAveragePool of a
+// blocked input; Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Clip and Add, Sub,
+// Mul whose tensor operands are all blocked with the same channel count (scalar constants
+// allowed). Every other op reads NCHW. The converted nodes keep the original node's label, so
+// per-node profiles still name them.
+#include "inferopt/ir/fwd.hpp"
+
+namespace inferopt::runtime::detail {
+
+/// Rewrites `g` in place for channel block `block` (8 or 16); returns the number of convolutions
+/// converted (0: the graph is unchanged).
+int use_blocked_layout(ir::graph& g, int block);
+
+}  // namespace inferopt::runtime::detail

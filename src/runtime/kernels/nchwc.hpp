@@ -1,0 +1,40 @@
+#pragma once
+// The executor's blocked channel layout (private to src/runtime): a float [N, C, H, W]
+// activation held as [N, ceil(C/b), H, W, b], b channels innermost (oneDNN's nChw16c on
+// AVX-512, nChw8c on AVX2), so that convolutions run oneDNN's JIT kernels on it directly.
+// The session converts chains of Conv, pools and elementwise ops to ops of the internal domain
+// `inferopt.nchwc` when it builds its own copy of the graph (blocked_layout.hpp); saved models
+// never contain them.
+//
+// Channels past C in the last block are padding. Convolutions read them against zero weights
+// and pools and elementwise ops keep them per channel, so they never reach a real channel;
+// ReorderOutput drops them.
+#include <cstdint>
+#include <vector>
+
+#include "inferopt/runtime/kernel.hpp"
+
+namespace inferopt::ir {
+class node;
+}
+
+namespace inferopt::runtime::nn {
+
+inline constexpr const char* nchwc_domain = "inferopt.nchwc";
+
+/// The channel block on this CPU: 16 with AVX-512, 8 with AVX2, 0 when the blocked layout is
+/// off (no oneDNN in the build, INFEROPT_NN_ISA=generic, INFEROPT_NN_GEMM=eigen or
+/// INFEROPT_LAYOUT=plain). Decided once per process.
+[[nodiscard]] int nchwc_block() noexcept;
+
+/// Whether oneDNN runs `conv` (Conv or com.microsoft FusedConv with constant float weights,
+/// 2 spatial dims) with a JIT kernel on blocked activations, its input blocked (or plain
+/// NCHW when `plain_input`), for an input of `x_shape` ([N, C, H, W]; dims unknown before a
+/// run are given as representative values).
+[[nodiscard]] bool nchwc_conv_runs(const ir::node& conv, const std::vector<std::int64_t>& x_shape, bool plain_input,
+                                   int block);
+
+/// inferopt.nchwc Conv, MaxPool, AveragePool, GlobalAveragePool, ReorderInput, ReorderOutput.
+void register_nchwc_kernels(kernel_registry& r);
+
+}  // namespace inferopt::runtime::nn

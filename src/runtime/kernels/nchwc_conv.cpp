@@ -1,0 +1,225 @@
+// inferopt.nchwc Conv: Conv and com.microsoft FusedConv (2 spatial dims, float32, constant
+// weights) on blocked activations (nchwc.hpp), run by oneDNN's JIT convolution. Dense,
+// grouped and depthwise convolutions share it; on AVX-512 oneDNN picks its brgemm kernels
+// where the plain layout would fall to im2col + GEMM (docs/BENCHMARKS.md, "blocked layout").
+//
+// Inputs: X ([N, C/b, H, W, b] blocked, or [N, C, H, W] plain for a stem whose C is below the
+// block), W and B as in Conv, Z (FusedConv's residual, blocked like Y). Output: Y blocked.
+// Attributes: Conv's, block (8 or 16), and FusedConv's activation and activation_params, or
+// activation "Swish" (x * sigmoid(x), folded in by the session).
+// Y = act(conv(X, W) + B + Z): Z is copied into Y and added by oneDNN's sum post-op, the
+// activation is an eltwise post-op, so both happen while the output tile is in cache.
+// Weights are reordered into the layout oneDNN picks once per primitive layout; primitives are
+// kept per input shape (at most four: dynamic shapes do not grow memory without bound).
+// Error bound: float32 dot products of length C/group * kh * kw, like the plain Conv.
+#include "nchwc.hpp"
+
+#ifdef INFEROPT_WITH_ONEDNN
+#include <cstring>
+#include <list>
+
+#include "inferopt/ir/graph.hpp"
+#include "nchwc_onednn.hpp"
+#include "nn_common.hpp"
+#include "omp_team.hpp"
+
+namespace inferopt::runtime::nn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+/// FusedConv's activation (or swish) as oneDNN post-ops, after the residual sum when there is one.
+dnnl::post_ops conv_post_ops(const activation_spec& act, bool swish, bool residual) {
+  dnnl::post_ops ops;
+  if (residual) ops.append_sum(1.0f);
+  if (swish) ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);
+  switch (act.kind) {
+    case activation::identity: break;
+    case activation::relu: ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f); break;
+    case activation::leaky_relu: ops.append_eltwise(1.0f, algorithm::eltwise_relu, act.alpha, 0.0f); break;
+    case activation::tanh: ops.append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f); break;
+    case activation::sigmoid: ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f); break;
+    case activation::clip: ops.append_eltwise(1.0f, algorithm::eltwise_clip, act.alpha, act.beta); break;
+    case activation::hard_sigmoid:
+      ops.append_eltwise(1.0f, algorithm::eltwise_linear, act.alpha, act.beta);
+      ops.append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 1.0f);
+      break;
+    case activation::hard_swish: ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f); break;
+  }
+  return ops;
+}
+
+/// What one convolution needs, independent of the input's batch and spatial size.
+struct conv_spec {
+  window_attrs attrs;
+  std::int64_t group = 1;
+  activation_spec act;
+  bool swish = false;  // x * sigmoid(x), which the session folds in (blocked_layout.hpp)
+  bool residual = false;
+  int block = 16;
+  dims w_shape;  // [M, C/group, kh, kw]
+};
+
+/// The primitive descriptor for input [n, c, h, w] (plain or blocked) and geometry `g`.
+dnnl::convolution_forward::primitive_desc describe_conv(const conv_spec& s, std::int64_t n, std::int64_t h,
+                                                        std::int64_t w, const window_geometry& g, bool plain_input,
+                                                        bool has_bias) {
+  const std::int64_t m = s.w_shape[0], c = s.w_shape[1] * s.group;
+  const memory::format_tag layout = onednn::blocked_tag(s.block);
+  const memory::desc src = onednn::activation_desc(n, c, h, w, plain_input ? memory::format_tag::nchw : layout);
+  const memory::desc dst = onednn::activation_desc(n, m, g.out[0], g.out[1], layout);
+  const memory::dims wdims = s.group == 1 ? memory::dims{m, c, s.w_shape[2], s.w_shape[3]}
+                                          : memory::dims{s.group, m / s.group, c / s.group, s.w_shape[2], s.w_shape[3]};
+  const memory::desc weights(wdims, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc bias = has_bias ? memory::desc({m}, memory::data_type::f32, memory::format_tag::a) : memory::desc();
+  const memory::dims strides{g.stride[0], g.stride[1]};
+  const memory::dims dilates{g.dilation[0] - 1, g.dilation[1] - 1};
+  const memory::dims pad_l{g.pad_begin[0], g.pad_begin[1]}, pad_r{g.pad_end[0], g.pad_end[1]};
+  const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src,
+                                          weights, bias, dst, strides, dilates, pad_l, pad_r);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(conv_post_ops(s.act, s.swish, s.residual));
+  return {d, attr, onednn::engine()};
+}
+
+/// The weights as ONNX stores them ([M, C/g, kh, kw], which is oihw, or goihw per group).
+memory::desc onnx_weights_desc(const conv_spec& s) {
+  const std::int64_t m = s.w_shape[0], cg = s.w_shape[1];
+  if (s.group == 1) return {{m, cg, s.w_shape[2], s.w_shape[3]}, memory::data_type::f32, memory::format_tag::oihw};
+  return {{s.group, m / s.group, cg, s.w_shape[2], s.w_shape[3]}, memory::data_type::f32, memory::format_tag::goihw};
+}
+
+class nchwc_conv_kernel final : public kernel {
+ public:
+  nchwc_conv_kernel(conv_spec spec, const float* weights) : spec_(std::move(spec)), weights_(weights) {}
+
+  void compute(kernel_context& ctx) override {
+    const tensor& x = ctx.input(0);
+    const tensor& w = ctx.input(1);
+    if (w.raw() != weights_) ctx.unsupported("weights other than the initializer the blocked conv was built on");
+    const bool plain_input = x.rank() == 4;
+    if (x.dtype() != data_type::float32 || (x.rank() != 5 && !plain_input)) ctx.fail("X must be a blocked float tensor");
+    const std::int64_t n = x.dim(0), h = x.dim(2), wd = x.dim(3);
+    const window_geometry g = resolve_window(ctx, spec_.attrs, {h, wd}, {spec_.w_shape[2], spec_.w_shape[3]});
+    const std::int64_t m = spec_.w_shape[0], blocks = (m + spec_.block - 1) / spec_.block;
+    const shape_t y_shape{n, blocks, g.out[0], g.out[1], spec_.block};
+    if (spec_.residual) {
+      const tensor& z = ctx.input(3);
+      if (z.shape() != y_shape) ctx.fail("Z of shape " + to_string(z.shape()) + " does not match Y " + to_string(y_shape));
+    }
+    tensor& y = ctx.allocate_output(0, data_type::float32, y_shape);
+    if (spec_.residual) std::memcpy(y.mutable_raw(), ctx.input(3).raw(), y.byte_size());
+    const bool has_bias = ctx.has_input(2);
+    // oneDNN sizes a primitive's thread partition when it creates it: inside the team.
+    const omp_team_for_call team(ctx.threads());
+    primitive& p = primitive_for(n, h, wd, g, plain_input, has_bias);
+    p.src.set_data_handle(const_cast<void*>(x.raw()));
+    p.dst.set_data_handle(y.mutable_raw());
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst}};
+    if (has_bias) {
+      if (ctx.input(2).element_count() != m) ctx.fail("B must have " + std::to_string(m) + " values");
+      p.bias.set_data_handle(const_cast<void*>(ctx.input(2).raw()));
+      args.emplace(DNNL_ARG_BIAS, p.bias);
+    }
+    p.run.execute(onednn::stream(), args);
+  }
+
+ private:
+  struct primitive {
+    std::int64_t n, h, w;
+    bool plain_input, has_bias;
+    dnnl::convolution_forward run;
+    memory src, weights, bias, dst;
+  };
+
+  primitive& primitive_for(std::int64_t n, std::int64_t h, std::int64_t w, const window_geometry& g, bool plain_input,
+                           bool has_bias) {
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->n == n && it->h == h && it->w == w && it->plain_input == plain_input && it->has_bias == has_bias) {
+        cache_.splice(cache_.begin(), cache_, it);
+        return cache_.front();
+      }
+    }
+    const auto pd = describe_conv(spec_, n, h, w, g, plain_input, has_bias);
+    primitive p{n, h, w, plain_input, has_bias, dnnl::convolution_forward(pd),
+                memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE), reordered_weights(pd.weights_desc()),
+                memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+    if (cache_.size() == max_primitives) cache_.pop_back();
+    cache_.push_front(std::move(p));
+    return cache_.front();
+  }
+
+  /// The weights in `layout`, reordered on first need and shared by primitives that want it.
+  memory reordered_weights(const memory::desc& layout) {
+    for (const memory& m : weight_layouts_) {
+      if (m.get_desc() == layout) return m;
+    }
+    memory source(onnx_weights_desc(spec_), onednn::engine(), const_cast<float*>(weights_));
+    memory target(layout, onednn::engine());
+    dnnl::reorder(source, target).execute(onednn::stream(), source, target);
+    if (weight_layouts_.size() == max_primitives) weight_layouts_.erase(weight_layouts_.begin());
+    weight_layouts_.push_back(target);
+    return target;
+  }
+
+  static constexpr std::size_t max_primitives = 4;
+  conv_spec spec_;
+  const float* weights_;  // the initializer's data, kept alive by the session's graph
+  std::list<primitive> cache_;
+  std::vector<memory> weight_layouts_;
+};
+
+conv_spec spec_of(const kernel_build_info& info, int block) {
+  const ir::node& n = info.node;
+  conv_spec s;
+  s.attrs = parse_window_attrs(info, false);
+  s.group = n.attr_int("group", 1);
+  if (s.group < 1) info.fail("group must be positive");
+  s.swish = n.attr_string("activation", "") == "Swish";
+  if (!s.swish) s.act = fused_conv_activation(info);
+  s.residual = n.inputs().size() > 3 && n.input(3) != nullptr;
+  s.block = block;
+  const ir::value* w = n.input(1);
+  if (!w || !w->initializer() || !w->initializer()->has_data() || w->initializer()->dtype != data_type::float32 ||
+      w->initializer()->dims.size() != 4) {
+    info.unsupported("the blocked conv needs constant float32 4-D weights");
+  }
+  s.w_shape = w->initializer()->dims;
+  if (s.w_shape[0] % s.group != 0) info.fail("output channels are not divisible by group");
+  return s;
+}
+
+}  // namespace
+
+bool nchwc_conv_runs(const ir::node& conv, const std::vector<std::int64_t>& x_shape, bool plain_input, int block) {
+  try {
+    const kernel_build_info info{conv, 0};
+    const conv_spec s = spec_of(info, block);
+    if (x_shape.size() != 4 || x_shape[1] != s.w_shape[1] * s.group) return false;
+    const kernel_context ctx(conv, {}, {}, 1);
+    const window_geometry g = resolve_window(ctx, s.attrs, {x_shape[2], x_shape[3]}, {s.w_shape[2], s.w_shape[3]});
+    const auto pd = describe_conv(s, x_shape[0], x_shape[2], x_shape[3], g, plain_input, conv.inputs().size() > 2 && conv.input(2));
+    return !onednn::is_reference(pd.impl_info_str());
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void register_nchwc_conv_kernels(kernel_registry& r) {
+  r.add(nchwc_domain, "Conv", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+    const int block = static_cast<int>(info.node.attr_int("block", 16));
+    conv_spec spec = spec_of(info, block);
+    const float* weights = reinterpret_cast<const float*>(info.node.input(1)->initializer()->bytes->data());
+    return std::make_unique<nchwc_conv_kernel>(std::move(spec), weights);
+  });
+}
+
+}  // namespace inferopt::runtime::nn
+#else
+namespace inferopt::runtime::nn {
+bool nchwc_conv_runs(const ir::node&, const std::vector<std::int64_t>&, bool, int) { return false; }
+void register_nchwc_conv_kernels(kernel_registry&) {}
+}  // namespace inferopt::runtime::nn
+#endif

@@ -1,0 +1,251 @@
+// The session's blocked channel layout (src/runtime/blocked_layout.hpp) against the same
+// graph run in its model's layout (session_options::rewrite_graph = false): convolutions of
+// every form oneDNN takes (dense, 1x1, grouped, depthwise, strided, dilated, padded, channel
+// counts off the block, a 3-channel stem, FusedConv with Z and each activation), pools,
+// elementwise chains, swish, squeeze-excitation, graph outputs inside a blocked chain, and
+// input shapes that change between runs. Where the CPU or build has no blocked layout both
+// sides run the plain kernels and the checks still hold.
+//
+// Tolerance: both sides sum the same float32 products in different orders (oneDNN's kernels
+// against the packed GEMM, Winograd or the direct depthwise loop), and oneDNN's tanh, logistic
+// and swish are its own polynomial fits: 1e-4 * (1 + |expected|) is far above either.
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "inferopt/ir/graph_builder.hpp"
+#include "inferopt/runtime/session.hpp"
+#include "support/random_values.hpp"
+
+using namespace inferopt;
+using runtime::tensor;
+
+namespace {
+
+using test::random_values;
+
+ir::shape static_shape(const std::vector<std::int64_t>& dims) {
+  ir::shape s;
+  for (std::int64_t d : dims) s.push_back(ir::dim{d});
+  return s;
+}
+
+ir::model opset17_model(const std::string& name) {
+  ir::model m = ir::make_model(name);
+  m.opsets.push_back({"com.microsoft", 1});
+  return m;
+}
+
+runtime::tensor_map run(const ir::model& m, const runtime::tensor_map& feeds, bool blocked, int threads = 1) {
+  runtime::session s(m, runtime::session_options{.threads = threads, .rewrite_graph = blocked});
+  return s.run(feeds);
+}
+
+std::size_t mismatches(const tensor& got, const tensor& want) {
+  REQUIRE(got.shape() == want.shape());
+  const auto g = got.to_float(), w = want.to_float();
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (!(std::fabs(g[i] - w[i]) <= 1e-4 * (1.0 + std::fabs(w[i])))) ++bad;
+  }
+  return bad;
+}
+
+/// Every output of `m` equal with and without the blocked layout.
+void check_same_outputs(const ir::model& m, const runtime::tensor_map& feeds, int threads = 1) {
+  const runtime::tensor_map blocked = run(m, feeds, true, threads), plain = run(m, feeds, false, threads);
+  REQUIRE(blocked.size() == plain.size());
+  for (const auto& [name, want] : plain) {
+    INFO("output " << name);
+    CHECK(mismatches(blocked.at(name), want) == 0);
+  }
+}
+
+/// Op types the session ran (profiled), to tell whether the blocked kernels served.
+std::vector<std::string> ops_run(const ir::model& m, const runtime::tensor_map& feeds) {
+  runtime::session s(m, runtime::session_options{.threads = 1});
+  s.set_profiling(true);
+  s.run(feeds);
+  std::vector<std::string> ops;
+  for (const auto& entry : s.profile()) ops.push_back(entry.first);
+  return ops;
+}
+
+/// Conv of `x` (c channels) to m channels, k x k, "same" padding, seeded weights and bias; the
+/// builder's own conv needs static shapes, which pools and dynamic inputs do not give it.
+ir::value* conv(ir::graph_builder& gb, ir::value* x, std::int64_t c, std::int64_t m, std::int64_t k = 1,
+                std::int64_t group = 1, std::int64_t stride = 1) {
+  static std::uint32_t seed = 100;
+  std::vector<ir::attribute> attrs;
+  attrs.push_back(ir::attribute::make_ints("kernel_shape", {k, k}));
+  attrs.push_back(ir::attribute::make_ints("strides", {stride, stride}));
+  attrs.push_back(ir::attribute::make_ints("pads", {k / 2, k / 2, k / 2, k / 2}));
+  attrs.push_back(ir::attribute::make_int("group", group));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c / group * k * k));
+  ir::value* w = gb.constant("w", {m, c / group, k, k}, random_values(static_cast<std::size_t>(m * c / group * k * k), ++seed, scale));
+  ir::value* b = gb.constant("b", {m}, random_values(static_cast<std::size_t>(m), ++seed, 0.1f));
+  return gb.op("Conv", {x, w, b}, std::move(attrs));
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+struct conv_case {
+  std::int64_t c, h, m, k, group, stride, pad, dilation;
+};
+
+std::vector<ir::attribute> conv_attributes(const conv_case& p) {
+  std::vector<ir::attribute> attrs;
+  attrs.push_back(ir::attribute::make_ints("kernel_shape", {p.k, p.k}));
+  attrs.push_back(ir::attribute::make_ints("strides", {p.stride, p.stride}));
+  attrs.push_back(ir::attribute::make_ints("pads", {p.pad, p.pad, p.pad, p.pad}));
+  attrs.push_back(ir::attribute::make_ints("dilations", {p.dilation, p.dilation}));
+  attrs.push_back(ir::attribute::make_int("group", p.group));
+  return attrs;
+}
+
+std::int64_t out_dim(const conv_case& p) { return (p.h + 2 * p.pad - p.dilation * (p.k - 1) - 1) / p.stride + 1; }
+
+const std::vector<conv_case>& conv_cases() {
+  static const std::vector<conv_case> all{
+      {16, 12, 32, 3, 1, 1, 1, 1},    // dense 3x3
+      {20, 9, 24, 1, 1, 1, 0, 1},     // 1x1, channels off the block
+      {3, 15, 16, 7, 1, 2, 3, 1},     // stem: 3 channels, read in NCHW
+      {32, 10, 32, 3, 32, 1, 1, 1},   // depthwise
+      {24, 11, 24, 5, 24, 2, 2, 1},   // depthwise 5x5, strided
+      {32, 8, 48, 3, 2, 1, 1, 1},     // grouped
+      {16, 13, 16, 3, 1, 1, 2, 2},    // dilated
+      {40, 7, 8, 3, 1, 2, 0, 1},      // no padding, strided, fewer outputs than a block
+  };
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("blocked conv computes Conv of every form as the plain kernels do", "[runtime][nchwc]") {
+  for (const conv_case& p : conv_cases()) {
+    for (int threads : {1, 2}) {
+      INFO("c " << p.c << " h " << p.h << " m " << p.m << " k " << p.k << " group " << p.group << " threads " << threads);
+      ir::model m = opset17_model("conv");
+      ir::graph_builder gb(m.graph());
+      const std::vector<std::int64_t> x_dims{2, p.c, p.h, p.h}, w_dims{p.m, p.c / p.group, p.k, p.k};
+      ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+      ir::value* w = gb.constant("w", w_dims, random_values(static_cast<std::size_t>(p.m * p.c / p.group * p.k * p.k), 2, 0.5f));
+      ir::value* b = gb.constant("b", {p.m}, random_values(static_cast<std::size_t>(p.m), 3));
+      gb.output(gb.op("Conv", {x, w, b}, conv_attributes(p)));
+      const runtime::tensor_map feeds{{"x", tensor::from_values<float>(x_dims, random_values(static_cast<std::size_t>(2 * p.c * p.h * p.h), 1))}};
+      check_same_outputs(m, feeds, threads);
+    }
+  }
+}
+
+TEST_CASE("blocked conv applies FusedConv's Z and every activation", "[runtime][nchwc]") {
+  const std::vector<std::pair<std::string, std::vector<float>>> activations{
+      {"", {}}, {"Relu", {}}, {"LeakyRelu", {0.1f}}, {"Tanh", {}}, {"Sigmoid", {}},
+      {"Clip", {-0.5f, 0.7f}}, {"HardSigmoid", {0.3f, 0.4f}}, {"HardSwish", {}}};
+  const conv_case p{20, 9, 24, 3, 1, 1, 1, 1};
+  const std::vector<std::int64_t> x_dims{1, p.c, p.h, p.h}, y_dims{1, p.m, p.h, p.h};
+  for (const auto& [name, params] : activations) {
+    INFO("activation " << name);
+    ir::model m = opset17_model("fused");
+    ir::graph_builder gb(m.graph());
+    ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+    // Z comes from a blocked conv, as a residual branch does.
+    ir::value* z = gb.op("Conv", {x, gb.constant("wz", {p.m, p.c, 1, 1}, random_values(static_cast<std::size_t>(p.m * p.c), 5))},
+                         {});
+    std::vector<ir::attribute> attrs = conv_attributes(p);
+    if (!name.empty()) attrs.push_back(ir::attribute::make_string("activation", name));
+    if (!params.empty()) attrs.push_back(ir::attribute::make_floats("activation_params", params));
+    ir::value* w = gb.constant("w", {p.m, p.c, p.k, p.k}, random_values(static_cast<std::size_t>(p.m * p.c * p.k * p.k), 2, 0.3f));
+    ir::value* b = gb.constant("b", {p.m}, random_values(static_cast<std::size_t>(p.m), 3));
+    ir::node* fused = m.graph().add_node(ir::node_spec{"FusedConv", {x, w, b, z}, {"y"}, std::move(attrs), "fused", "com.microsoft"});
+    gb.output(fused->output(0));
+    const runtime::tensor_map feeds{{"x", tensor::from_values<float>(x_dims, random_values(static_cast<std::size_t>(p.c * p.h * p.h), 1))}};
+    check_same_outputs(m, feeds);
+  }
+}
+
+TEST_CASE("a blocked chain keeps pools, elementwise ops, swish and squeeze-excitation blocked", "[runtime][nchwc]") {
+  ir::model m = opset17_model("chain");
+  ir::graph_builder gb(m.graph(), 7);
+  const std::vector<std::int64_t> x_dims{2, 3, 23, 23};
+  ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+  ir::value* stem = gb.relu(conv(gb, x, 3, 24, 3, 1, 2));
+  std::vector<ir::attribute> pool;
+  pool.push_back(ir::attribute::make_ints("kernel_shape", {3, 3}));
+  pool.push_back(ir::attribute::make_ints("strides", {2, 2}));
+  pool.push_back(ir::attribute::make_int("ceil_mode", 1));
+  ir::value* pooled = gb.op("MaxPool", {stem}, std::move(pool));
+  ir::value* expanded = conv(gb, pooled, 24, 40);
+  ir::value* swish = gb.mul(expanded, gb.sigmoid(expanded));  // SiLU, folded into the conv
+  ir::value* depthwise = conv(gb, swish, 40, 40, 3, 40);
+  // Squeeze-excitation: the per-channel scale stays blocked and broadcasts over H and W.
+  ir::value* squeezed = gb.relu(conv(gb, gb.op("GlobalAveragePool", {depthwise}), 40, 10));
+  std::vector<ir::attribute> hard_sigmoid;
+  hard_sigmoid.push_back(ir::attribute::make_float("alpha", 0.2f));
+  ir::value* scale = gb.op("HardSigmoid", {conv(gb, squeezed, 10, 40)}, std::move(hard_sigmoid));
+  ir::value* excited = gb.mul(depthwise, scale);
+  gb.output(excited);  // a graph output inside the chain: read back in NCHW, chain goes on
+  ir::value* projected = conv(gb, excited, 40, 24);
+  ir::value* residual = gb.add(projected, gb.clip(pooled, -0.5f, 0.5f));
+  std::vector<ir::attribute> average;
+  average.push_back(ir::attribute::make_ints("kernel_shape", {2, 2}));
+  average.push_back(ir::attribute::make_ints("pads", {1, 1, 1, 1}));
+  ir::value* averaged = gb.op("AveragePool", {residual}, std::move(average));
+  gb.output(gb.op("Flatten", {gb.op("GlobalAveragePool", {averaged})}));
+  const runtime::tensor_map feeds{{"x", tensor::from_values<float>(x_dims, random_values(2 * 3 * 23 * 23, 1))}};
+  check_same_outputs(m, feeds);
+  check_same_outputs(m, feeds, 2);
+  if (runtime::blocked_layout_block() > 0) {
+    const std::vector<std::string> ops = ops_run(m, feeds);
+    CHECK(contains(ops, "inferopt.nchwc.Conv"));
+    CHECK(contains(ops, "inferopt.nchwc.MaxPool"));
+    CHECK(contains(ops, "inferopt.nchwc.GlobalAveragePool"));
+    CHECK(!contains(ops, "Sigmoid"));  // the swish runs in the conv
+    CHECK(!contains(ops, "Conv"));
+  }
+}
+
+TEST_CASE("blocked conv follows input shapes that change between runs", "[runtime][nchwc]") {
+  ir::model m = opset17_model("dynamic");
+  ir::graph_builder gb(m.graph(), 3);
+  ir::shape dims{ir::dim{"batch"}, ir::dim{16}, ir::dim{"height"}, ir::dim{"width"}};
+  ir::value* x = gb.input("x", ir::data_type::float32, dims);
+  gb.output(gb.relu(conv(gb, gb.relu(conv(gb, x, 16, 32, 3)), 32, 16, 3, 1, 2)));
+  runtime::session blocked(m, runtime::session_options{.threads = 1});
+  runtime::session plain(m, runtime::session_options{.threads = 1, .rewrite_graph = false});
+  // More shapes than a kernel keeps primitives for, then the first again.
+  const std::vector<std::vector<std::int64_t>> shapes{{1, 16, 9, 9}, {2, 16, 6, 11}, {1, 16, 17, 5}, {3, 16, 4, 4}, {1, 16, 8, 8}, {1, 16, 9, 9}};
+  for (const auto& shape : shapes) {
+    INFO("shape " << shape[0] << "x" << shape[2] << "x" << shape[3]);
+    const auto values = random_values(static_cast<std::size_t>(shape[0] * 16 * shape[2] * shape[3]), 4);
+    const runtime::tensor_map feeds{{"x", tensor::from_values<float>(shape, values)}};
+    CHECK(mismatches(blocked.run(feeds).begin()->second, plain.run(feeds).begin()->second) == 0);
+  }
+}
+
+TEST_CASE("an observer and the per-node profile see the model's values and node names", "[runtime][nchwc]") {
+  ir::model m = opset17_model("observed");
+  ir::graph_builder gb(m.graph(), 5);
+  const std::vector<std::int64_t> x_dims{1, 8, 6, 6};
+  ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+  ir::value* y = gb.conv(x, 20, {.kernel = 3}, "first_conv");
+  gb.output(gb.relu(gb.conv(y, 20, {.kernel = 3})));
+  const runtime::tensor_map feeds{{"x", tensor::from_values<float>(x_dims, random_values(8 * 36, 2))}};
+
+  runtime::shape_t seen;
+  runtime::session observed(m, runtime::session_options{.threads = 1, .on_value = [&](std::string_view name, const tensor& t) {
+                                                          if (name == y->name()) seen = t.shape();
+                                                        }});
+  observed.run(feeds);
+  CHECK(seen == runtime::shape_t{1, 20, 6, 6});
+
+  runtime::session profiled(m, runtime::session_options{.threads = 1});
+  profiled.set_profiling(true);
+  profiled.run(feeds);
+  CHECK(profiled.node_profile().count(y->producer()->label()) == 1);
+}
