@@ -19,6 +19,7 @@ using nn::nchwc_domain;
 struct blocked_twin {
   ir::value* value = nullptr;
   std::int64_t channels = 0;
+  bool one_by_one = false;  // spatially 1 x 1 by construction (GlobalAveragePool and what follows)
 };
 
 // Spatial size assumed for dims unknown before a run, to ask oneDNN which kernel it would pick.
@@ -56,6 +57,38 @@ std::vector<std::int64_t> representative_shape(const ir::value& v, std::int64_t 
   return {dim_or(0, 1), dim_or(1, channels), dim_or(2, representative_spatial), dim_or(3, representative_spatial)};
 }
 
+/// The weights of conv `n` when they are constant float32 4-D and it has one output; else null.
+const ir::tensor* constant_weights(const ir::node& n) {
+  const ir::value* w = n.input(1);
+  if (!n.input(0) || !w || !w->is_constant() || !w->initializer()->has_data() ||
+      w->initializer()->dtype != data_type::float32 || w->initializer()->dims.size() != 4 || n.outputs().size() != 1) {
+    return nullptr;
+  }
+  return w->initializer();
+}
+
+/// The input shape to ask oneDNN about conv `n` with: its input's dims where known.
+std::vector<std::int64_t> probe_shape(const ir::node& n, std::int64_t channels) {
+  std::vector<std::int64_t> shape = representative_shape(*n.input(0), channels);
+  if (shape.empty()) shape = {1, channels, representative_spatial, representative_spatial};
+  return shape;
+}
+
+/// 16 or 8 on AVX-512: the block with which oneDNN runs more of the graph's convolutions with
+/// a JIT kernel. Grouped convolutions of 8 channels per group (RegNet's) have one only for 8.
+int choose_block(const ir::graph& g, int widest) {
+  if (widest != 16) return widest;
+  int wide = 0, narrow = 0;
+  for (const ir::node* n : g.nodes()) {
+    const ir::tensor* w = is_conv(*n) ? constant_weights(*n) : nullptr;
+    if (!w) continue;
+    const std::vector<std::int64_t> shape = probe_shape(*n, w->dims[1] * n->attr_int("group", 1));
+    wide += nn::nchwc_conv_runs(*n, shape, false, 16) ? 1 : 0;
+    narrow += nn::nchwc_conv_runs(*n, shape, false, 8) ? 1 : 0;
+  }
+  return narrow > wide ? 8 : 16;
+}
+
 class blocked_layout_rewrite {
  public:
   blocked_layout_rewrite(ir::graph& g, int block) : g_(g), block_(block) {}
@@ -78,22 +111,18 @@ class blocked_layout_rewrite {
 
  private:
   bool convert_conv(ir::node& n) {
-    const ir::value* x = n.input(0);
-    const ir::value* w = n.input(1);
-    if (!x || !w || !w->is_constant() || !w->initializer()->has_data() || w->initializer()->dtype != data_type::float32 ||
-        w->initializer()->dims.size() != 4 || n.outputs().size() != 1) {
-      return false;
-    }
+    const ir::tensor* w = constant_weights(n);
+    if (!w) return false;
     const std::int64_t group = n.attr_int("group", 1);
-    const std::int64_t channels = w->initializer()->dims[1] * group, out_channels = w->initializer()->dims[0];
-    const auto found = twin_.find(x);
-    const std::vector<std::int64_t> shape = representative_shape(*x, channels);
-    if (found == twin_.end() && shape.empty()) return false;
+    const std::int64_t channels = w->dims[1] * group, out_channels = w->dims[0];
+    const auto found = twin_.find(n.input(0));
+    // A plain input must be known to be a 4-D float tensor to be reordered.
+    if (found == twin_.end() && representative_shape(*n.input(0), channels).empty()) return false;
     if (found != twin_.end() && found->second.channels != channels) return false;
+    const std::vector<std::int64_t> probe = probe_shape(n, channels);
     // A stem (few input channels, one group) reads NCHW directly; other plain inputs are reordered.
     const bool plain_input = found == twin_.end() && channels < block_ && group == 1 &&
-                             nn::nchwc_conv_runs(n, shape, true, block_);
-    const std::vector<std::int64_t> probe = shape.empty() ? std::vector<std::int64_t>{1, channels, representative_spatial, representative_spatial} : shape;
+                             nn::nchwc_conv_runs(n, probe, true, block_);
     if (!plain_input && !nn::nchwc_conv_runs(n, probe, false, block_)) return false;
     ir::value* residual = nullptr;
     if (n.inputs().size() > 3 && n.input(3)) {
@@ -108,9 +137,18 @@ class blocked_layout_rewrite {
     std::vector<ir::attribute> attributes = std::move(n.attributes());  // n goes away
     attributes.push_back(ir::attribute::make_int("block", block_));
     if (swish.mul) attributes.push_back(ir::attribute::make_string("activation", "Swish"));
-    add_twin(n, "Conv", nchwc_domain, std::move(inputs), std::move(attributes), out_channels);
+    const bool one_by_one = found != twin_.end() && found->second.one_by_one && w->dims[2] == 1 && w->dims[3] == 1 &&
+                            unpadded(n);
+    add_twin(n, "Conv", nchwc_domain, std::move(inputs), std::move(attributes), out_channels, one_by_one);
     if (swish.mul) absorb(swish, *n.output(0));
     return true;
+  }
+
+  /// Whether a conv adds no padding (explicitly or by auto_pad).
+  static bool unpadded(const ir::node& n) {
+    const std::vector<std::int64_t> pads = n.attr_ints("pads", {});
+    const std::string mode = n.attr_string("auto_pad", "NOTSET");
+    return (mode == "NOTSET" || mode == "VALID") && std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; });
   }
 
   struct swish_nodes {
@@ -153,19 +191,23 @@ class blocked_layout_rewrite {
       if (n.attr_int("storage_order", 0) != 0) return;
       if (n.is("AveragePool") && n.attr_int("count_include_pad", 0) != 0 && n.attr_int("ceil_mode", 0) != 0) return;
     }
-    add_twin(n, n.op_type(), nchwc_domain, {found->second.value}, std::move(n.attributes()), found->second.channels);
+    add_twin(n, n.op_type(), nchwc_domain, {found->second.value}, std::move(n.attributes()), found->second.channels,
+             n.is("GlobalAveragePool"));
   }
 
   void convert_elementwise(ir::node& n) {
     if (n.outputs().size() != 1) return;
     std::vector<ir::value*> inputs;
     std::int64_t channels = 0;
+    int one_by_one = 0, blocked_inputs = 0;
     for (ir::value* in : n.inputs()) {
       const auto found = in ? twin_.find(in) : twin_.end();
       if (found != twin_.end()) {
         if (channels != 0 && found->second.channels != channels) return;
         channels = found->second.channels;
         inputs.push_back(found->second.value);
+        one_by_one += found->second.one_by_one ? 1 : 0;
+        ++blocked_inputs;
       } else if (!in || is_scalar_constant(in)) {
         inputs.push_back(in);
       } else {
@@ -173,7 +215,14 @@ class blocked_layout_rewrite {
       }
     }
     if (channels == 0) return;
-    add_twin(n, n.op_type(), n.domain(), std::move(inputs), std::move(n.attributes()), channels);
+    if (n.is("Mul") && blocked_inputs == 2 && one_by_one == 1) {
+      // Squeeze-excitation's per-channel scale: a loop over blocks, not a 16-wide broadcast.
+      if (twin_.at(n.input(0)).one_by_one) std::swap(inputs[0], inputs[1]);
+      add_twin(n, "ChannelScale", nchwc_domain, std::move(inputs), {}, channels);
+      return;
+    }
+    add_twin(n, n.op_type(), n.domain(), std::move(inputs), std::move(n.attributes()), channels,
+             one_by_one == blocked_inputs);
   }
 
   /// The blocked form of `v`: its twin, or a ReorderInput placed before `before`.
@@ -181,17 +230,17 @@ class blocked_layout_rewrite {
     if (auto found = twin_.find(&v); found != twin_.end()) return found->second.channels == channels ? found->second.value : nullptr;
     if (v.elem_type() != data_type::float32) return nullptr;
     ir::node* reorder = g_.add_node({"ReorderInput", {&v}, {""}, only(ir::attribute::make_int("block", block_)), "", nchwc_domain}, &before);
-    twin_[&v] = {reorder->output(0), channels};
+    twin_[&v] = {reorder->output(0), channels, false};
     return reorder->output(0);
   }
 
   /// Adds the blocked twin of `n` before it; `n` goes away in `finish`.
   void add_twin(ir::node& n, std::string op, std::string domain, std::vector<ir::value*> inputs,
-                std::vector<ir::attribute> attributes, std::int64_t channels) {
+                std::vector<ir::attribute> attributes, std::int64_t channels, bool one_by_one = false) {
     std::string label = n.label();
     n.set_name("");
     ir::node* twin = g_.add_node({std::move(op), std::move(inputs), {""}, std::move(attributes), std::move(label), std::move(domain)}, &n);
-    twin_[n.output(0)] = {twin->output(0), channels};
+    twin_[n.output(0)] = {twin->output(0), channels, one_by_one};
     converted_.push_back(&n);
   }
 
@@ -228,6 +277,6 @@ class blocked_layout_rewrite {
 
 }  // namespace
 
-int use_blocked_layout(ir::graph& g, int block) { return blocked_layout_rewrite(g, block).run(); }
+int use_blocked_layout(ir::graph& g, int block) { return blocked_layout_rewrite(g, choose_block(g, block)).run(); }
 
 }  // namespace inferopt::runtime::detail

@@ -10,14 +10,17 @@
 // weights that oneDNN runs with a JIT kernel; MaxPool, AveragePool and GlobalAveragePool of a
 // blocked input; Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Clip and Add, Sub,
 // Mul whose tensor operands are all blocked with the same channel count (scalar constants
-// allowed). Every other op reads NCHW. The converted nodes keep the original node's label, so
+// allowed); a Mul by a per-channel scale that is 1 x 1 by construction (squeeze-excitation:
+// GlobalAveragePool, then 1x1 convs and elementwise ops) becomes inferopt.nchwc ChannelScale.
+// Every other op reads NCHW. The converted nodes keep the original node's label, so
 // per-node profiles still name them.
 #include "inferopt/ir/fwd.hpp"
 
 namespace inferopt::runtime::detail {
 
-/// Rewrites `g` in place for channel block `block` (8 or 16); returns the number of convolutions
-/// converted (0: the graph is unchanged).
+/// Rewrites `g` in place for the CPU's widest channel block `block` (16 or 8; 8 also on
+/// AVX-512 where it lets oneDNN run more of the convolutions); returns the number of
+/// convolutions converted (0: the graph is unchanged).
 int use_blocked_layout(ir::graph& g, int block);
 
 }  // namespace inferopt::runtime::detail

@@ -1,7 +1,8 @@
 // The session's blocked channel layout (src/runtime/blocked_layout.hpp) against the same
 // graph run in its model's layout (session_options::rewrite_graph = false): convolutions of
 // every form oneDNN takes (dense, 1x1, grouped, depthwise, strided, dilated, padded, channel
-// counts off the block, a 3-channel stem, FusedConv with Z and each activation), pools,
+// counts off the block, a 3-channel stem, 8 channels per group, FusedConv with Z and each
+// activation), pools,
 // elementwise chains, swish, squeeze-excitation, graph outputs inside a blocked chain, and
 // input shapes that change between runs. Where the CPU or build has no blocked layout both
 // sides run the plain kernels and the checks still hold.
@@ -118,6 +119,7 @@ const std::vector<conv_case>& conv_cases() {
       {32, 10, 32, 3, 32, 1, 1, 1},   // depthwise
       {24, 11, 24, 5, 24, 2, 2, 1},   // depthwise 5x5, strided
       {32, 8, 48, 3, 2, 1, 1, 1},     // grouped
+      {48, 9, 48, 3, 6, 2, 1, 1},     // 8 channels per group (RegNet): blocks of 8 on AVX-512 too
       {16, 13, 16, 3, 1, 1, 2, 2},    // dilated
       {40, 7, 8, 3, 1, 2, 0, 1},      // no padding, strided, fewer outputs than a block
   };
@@ -205,6 +207,7 @@ TEST_CASE("a blocked chain keeps pools, elementwise ops, swish and squeeze-excit
     CHECK(contains(ops, "inferopt.nchwc.Conv"));
     CHECK(contains(ops, "inferopt.nchwc.MaxPool"));
     CHECK(contains(ops, "inferopt.nchwc.GlobalAveragePool"));
+    CHECK(contains(ops, "inferopt.nchwc.ChannelScale"));
     CHECK(!contains(ops, "Sigmoid"));  // the swish runs in the conv
     CHECK(!contains(ops, "Conv"));
   }
