@@ -103,6 +103,8 @@ class blocked_layout_rewrite {
         convert_pool(*n);
       } else if (is_blockable_unary(*n) || is_blockable_binary(*n)) {
         convert_elementwise(*n);
+      } else if (n->is("Transpose")) {
+        convert_transpose(*n);
       }
     }
     if (!converted_.empty()) finish();
@@ -197,24 +199,29 @@ class blocked_layout_rewrite {
 
   void convert_elementwise(ir::node& n) {
     if (n.outputs().size() != 1) return;
-    std::vector<ir::value*> inputs;
     std::int64_t channels = 0;
     int one_by_one = 0, blocked_inputs = 0;
     for (ir::value* in : n.inputs()) {
       const auto found = in ? twin_.find(in) : twin_.end();
-      if (found != twin_.end()) {
-        if (channels != 0 && found->second.channels != channels) return;
-        channels = found->second.channels;
+      if (found == twin_.end()) continue;
+      if (channels != 0 && found->second.channels != channels) return;
+      channels = found->second.channels;
+      one_by_one += found->second.one_by_one ? 1 : 0;
+      ++blocked_inputs;
+    }
+    if (channels == 0) return;
+    std::vector<ir::value*> inputs;
+    for (ir::value* in : n.inputs()) {
+      if (const auto found = in ? twin_.find(in) : twin_.end(); found != twin_.end()) {
         inputs.push_back(found->second.value);
-        one_by_one += found->second.one_by_one ? 1 : 0;
-        ++blocked_inputs;
       } else if (!in || is_scalar_constant(in)) {
         inputs.push_back(in);
+      } else if (ir::value* scales = is_blockable_binary(n) ? blocked_per_channel(*in, channels) : nullptr) {
+        inputs.push_back(scales);  // a layer scale or bias: one value per channel
       } else {
         return;
       }
     }
-    if (channels == 0) return;
     if (n.is("Mul") && blocked_inputs == 2 && one_by_one == 1) {
       // Squeeze-excitation's per-channel scale: a loop over blocks, not a 16-wide broadcast.
       if (twin_.at(n.input(0)).one_by_one) std::swap(inputs[0], inputs[1]);
@@ -223,6 +230,67 @@ class blocked_layout_rewrite {
     }
     add_twin(n, n.op_type(), n.domain(), std::move(inputs), std::move(n.attributes()), channels,
              one_by_one == blocked_inputs);
+  }
+
+  /// A constant of one value per channel ([C, 1, 1] or [1, C, 1, 1] float32) as a blocked
+  /// constant [1, C/b, 1, 1, b] (padding zero), made once per constant; else null.
+  ir::value* blocked_per_channel(const ir::value& v, std::int64_t channels) {
+    if (!v.is_constant() || !v.initializer()->has_data() || v.initializer()->dtype != data_type::float32) return nullptr;
+    std::vector<std::int64_t> dims = v.initializer()->dims;
+    if (dims.size() == 4 && dims[0] == 1) dims.erase(dims.begin());
+    if (dims != std::vector<std::int64_t>{channels, 1, 1}) return nullptr;
+    if (auto found = per_channel_.find(&v); found != per_channel_.end()) return found->second;
+    const std::int64_t blocks = (channels + block_ - 1) / block_;
+    std::vector<float> values(static_cast<std::size_t>(blocks * block_), 0.0f);
+    const auto* source = reinterpret_cast<const float*>(v.initializer()->bytes->data());
+    std::copy(source, source + channels, values.begin());
+    std::string name = g_.unique_name(v.name() + ".nchwc");
+    ir::tensor t = ir::tensor::from_values<float>(name, {1, blocks, 1, 1, block_}, values);
+    ir::value* blocked = g_.add_initializer(std::move(name), std::move(t));
+    per_channel_[&v] = blocked;
+    return blocked;
+  }
+
+  /// Transpose between NCHW and NHWC at a blocked region's edge: [0, 2, 3, 1] of a blocked
+  /// tensor becomes a ReorderOutput to NHWC, [0, 3, 1, 2] read by ops that stay blocked a
+  /// ReorderInput from NHWC (channels-last blocks: ConvNeXt's LayerNorm and MLP).
+  void convert_transpose(ir::node& n) {
+    const std::vector<std::int64_t> perm = n.attr_ints("perm", {});
+    ir::value* x = n.input(0);
+    if (!x || n.outputs().size() != 1) return;
+    if (perm == std::vector<std::int64_t>{0, 2, 3, 1}) {
+      const auto found = twin_.find(x);
+      if (found == twin_.end()) return;
+      std::vector<ir::attribute> attributes = only(ir::attribute::make_int("channels", found->second.channels));
+      attributes.push_back(ir::attribute::make_string("layout", "NHWC"));
+      replace_by(n, {"ReorderOutput", {found->second.value}, {""}, std::move(attributes), n.label(), nchwc_domain});
+      return;
+    }
+    if (perm != std::vector<std::int64_t>{0, 3, 1, 2} || !feeds_blocked_op(*n.output(0))) return;
+    const std::vector<std::int64_t> shape = representative_shape(*x, 0);
+    if (shape.empty() || !x->type()->dims->at(3).is_static()) return;
+    std::vector<ir::attribute> attributes = only(ir::attribute::make_int("block", block_));
+    attributes.push_back(ir::attribute::make_string("layout", "NHWC"));
+    add_twin(n, "ReorderInput", nchwc_domain, {x}, std::move(attributes), x->type()->dims->at(3).value());
+  }
+
+  /// Whether an op that stays blocked on a blocked input reads `v`.
+  static bool feeds_blocked_op(const ir::value& v) {
+    return std::any_of(v.uses().begin(), v.uses().end(), [](const ir::use& u) {
+      return is_conv(*u.user) || is_blockable_unary(*u.user) || is_blockable_binary(*u.user);
+    });
+  }
+
+  /// Replaces `n` by the node `spec` describes, its one output taking n's output's name.
+  void replace_by(ir::node& n, ir::node_spec spec) {
+    n.set_name("");
+    ir::node* replacement = g_.add_node(std::move(spec), &n);
+    ir::value* y = n.output(0);
+    const std::string name = y->name();
+    replacement->output(0)->set_type(y->type());
+    g_.replace_all_uses(y, replacement->output(0));
+    g_.erase(&n);
+    g_.rename(replacement->output(0), name);
   }
 
   /// The blocked form of `v`: its twin, or a ReorderInput placed before `before`.
@@ -272,6 +340,7 @@ class blocked_layout_rewrite {
   std::unordered_map<const ir::value*, blocked_twin> twin_;
   std::vector<ir::node*> converted_;
   std::unordered_set<const ir::node*> absorbed_;  // folded into a converted conv
+  std::unordered_map<const ir::value*, ir::value*> per_channel_;  // constants made blocked
   int convs_ = 0;
 };
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "inferopt/ir/graph_builder.hpp"
+#include "inferopt/ir/shape_inference.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "support/random_values.hpp"
 
@@ -251,4 +252,39 @@ TEST_CASE("an observer and the per-node profile see the model's values and node 
   profiled.set_profiling(true);
   profiled.run(feeds);
   CHECK(profiled.node_profile().count(y->producer()->label()) == 1);
+}
+
+TEST_CASE("a channels-last block reads and writes blocked activations through its transposes", "[runtime][nchwc]") {
+  // ConvNeXt's block: depthwise 7x7, NCHW -> NHWC, LayerNorm, MLP, NHWC -> NCHW, layer scale
+  // (one constant per channel), residual Add.
+  constexpr std::int64_t c = 24, hidden = 48;
+  ir::model m = opset17_model("channels_last");
+  ir::graph_builder gb(m.graph(), 9);
+  const std::vector<std::int64_t> x_dims{2, c, 9, 9};
+  ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+  ir::value* mixed = conv(gb, x, c, c, 7, c);
+  std::vector<ir::attribute> to_last;
+  to_last.push_back(ir::attribute::make_ints("perm", {0, 2, 3, 1}));
+  ir::value* last = gb.op("Transpose", {mixed}, std::move(to_last));
+  std::vector<ir::attribute> norm;
+  norm.push_back(ir::attribute::make_int("axis", -1));
+  ir::value* normed = gb.op("LayerNormalization", {last, gb.constant("gamma", {c}, random_values(c, 11)),
+                                                   gb.constant("beta", {c}, random_values(c, 12))}, std::move(norm));
+  ir::value* up = gb.op("Relu", {gb.op("MatMul", {normed, gb.constant("w1", {c, hidden}, random_values(c * hidden, 13, 0.3f))})});
+  ir::value* down = gb.op("MatMul", {up, gb.constant("w2", {hidden, c}, random_values(hidden * c, 14, 0.2f))});
+  std::vector<ir::attribute> to_first;
+  to_first.push_back(ir::attribute::make_ints("perm", {0, 3, 1, 2}));
+  ir::value* first = gb.op("Transpose", {down}, std::move(to_first));
+  ir::value* scaled = gb.mul(gb.constant("layer_scale", {c, 1, 1}, random_values(c, 15)), first);
+  ir::value* block = gb.add(scaled, x);
+  gb.output(conv(gb, block, c, 8, 3));
+  ir::infer_shapes(m);  // the NHWC -> NCHW transpose is converted where its channel count is known
+  const runtime::tensor_map feeds{{"x", tensor::from_values<float>(x_dims, random_values(2 * c * 81, 16))}};
+  check_same_outputs(m, feeds);
+  check_same_outputs(m, feeds, 2);
+  if (runtime::blocked_layout_block() > 0) {
+    const std::vector<std::string> ops = ops_run(m, feeds);
+    CHECK(!contains(ops, "Transpose"));
+    CHECK(contains(ops, "Mul"));  // the layer scale, on blocked activations
+  }
 }
