@@ -57,10 +57,11 @@ std::vector<std::int64_t> representative_shape(const ir::value& v, std::int64_t 
   return {dim_or(0, 1), dim_or(1, channels), dim_or(2, representative_spatial), dim_or(3, representative_spatial)};
 }
 
-/// The weights of conv `n` when they are constant float32 4-D and it has one output; else null.
+/// The weights of conv `n` when they are an initializer (a graph input may override it at run
+/// time), float32 4-D, and it has one output; else null.
 const ir::tensor* constant_weights(const ir::node& n) {
   const ir::value* w = n.input(1);
-  if (!n.input(0) || !w || !w->is_constant() || !w->initializer()->has_data() ||
+  if (!n.input(0) || !w || !w->is_initializer() || !w->initializer()->has_data() ||
       w->initializer()->dtype != data_type::float32 || w->initializer()->dims.size() != 4 || n.outputs().size() != 1) {
     return nullptr;
   }

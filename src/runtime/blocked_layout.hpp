@@ -6,8 +6,9 @@
 // chain starts (ReorderInput) and where a consumer, or a graph output, needs NCHW
 // (ReorderOutput, which then defines the original value under its name).
 //
-// Converted: Conv and com.microsoft FusedConv with 4-D float input and constant 4-D float32
-// weights that oneDNN runs with a JIT kernel; MaxPool, AveragePool and GlobalAveragePool of a
+// Converted: Conv and com.microsoft FusedConv with 4-D float input and 4-D float32 weights
+// from an initializer (old models list them as graph inputs too) that oneDNN runs with a JIT
+// kernel; MaxPool, AveragePool and GlobalAveragePool of a
 // blocked input; Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Clip and Add, Sub,
 // Mul whose tensor operands are all blocked with the same channel count (scalar constants
 // allowed); a Mul by a per-channel scale that is 1 x 1 by construction (squeeze-excitation:

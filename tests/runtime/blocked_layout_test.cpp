@@ -21,6 +21,7 @@
 #include "inferopt/ir/shape_inference.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "support/random_values.hpp"
+#include "support/tensor_compare.hpp"
 
 using namespace inferopt;
 using runtime::tensor;
@@ -46,23 +47,13 @@ runtime::tensor_map run(const ir::model& m, const runtime::tensor_map& feeds, bo
   return s.run(feeds);
 }
 
-std::size_t mismatches(const tensor& got, const tensor& want) {
-  REQUIRE(got.shape() == want.shape());
-  const auto g = got.to_float(), w = want.to_float();
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    if (!(std::fabs(g[i] - w[i]) <= 1e-4 * (1.0 + std::fabs(w[i])))) ++bad;
-  }
-  return bad;
-}
-
 /// Every output of `m` equal with and without the blocked layout.
 void check_same_outputs(const ir::model& m, const runtime::tensor_map& feeds, int threads = 1) {
   const runtime::tensor_map blocked = run(m, feeds, true, threads), plain = run(m, feeds, false, threads);
   REQUIRE(blocked.size() == plain.size());
   for (const auto& [name, want] : plain) {
     INFO("output " << name);
-    CHECK(mismatches(blocked.at(name), want) == 0);
+    CHECK(test::compare_tensors(blocked.at(name), want, 1e-4, 1e-4) == "");
   }
 }
 
@@ -228,7 +219,7 @@ TEST_CASE("blocked conv follows input shapes that change between runs", "[runtim
     INFO("shape " << shape[0] << "x" << shape[2] << "x" << shape[3]);
     const auto values = random_values(static_cast<std::size_t>(shape[0] * 16 * shape[2] * shape[3]), 4);
     const runtime::tensor_map feeds{{"x", tensor::from_values<float>(shape, values)}};
-    CHECK(mismatches(blocked.run(feeds).begin()->second, plain.run(feeds).begin()->second) == 0);
+    CHECK(test::compare_tensors(blocked.run(feeds).begin()->second, plain.run(feeds).begin()->second, 1e-4, 1e-4) == "");
   }
 }
 
@@ -287,4 +278,21 @@ TEST_CASE("a channels-last block reads and writes blocked activations through it
     CHECK(!contains(ops, "Transpose"));
     CHECK(contains(ops, "Mul"));  // the layer scale, on blocked activations
   }
+}
+
+TEST_CASE("blocked conv takes weights fed in place of their initializer", "[runtime][nchwc]") {
+  // Models of IR version 3 list every initializer as a graph input, which a feed may override.
+  ir::model m = opset17_model("overridable");
+  ir::graph_builder gb(m.graph(), 4);
+  const std::vector<std::int64_t> x_dims{1, 16, 7, 7}, w_dims{24, 16, 3, 3};
+  ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+  ir::value* w = gb.input("w", ir::data_type::float32, static_shape(w_dims));
+  const std::vector<float> initial = random_values(24 * 16 * 9, 5, 0.3f), fed = random_values(24 * 16 * 9, 6, 0.3f);
+  m.graph().set_initializer(w, ir::tensor::from_values<float>("w", w_dims, initial));
+  gb.output(gb.op("Relu", {gb.op("Conv", {x, w}, conv_attributes({16, 7, 24, 3, 1, 1, 1, 1}))}));
+  const tensor xs = tensor::from_values<float>(x_dims, random_values(16 * 49, 7));
+  check_same_outputs(m, {{"x", xs}});
+  check_same_outputs(m, {{"x", xs}, {"w", tensor::from_values<float>(w_dims, fed)}});
+  const runtime::tensor_map with_initial = run(m, {{"x", xs}}, true), with_fed = run(m, {{"x", xs}, {"w", tensor::from_values<float>(w_dims, fed)}}, true);
+  CHECK(test::compare_tensors(with_initial.begin()->second, with_fed.begin()->second, 1e-4, 1e-4) != "");
 }

@@ -18,6 +18,7 @@
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "support/random_values.hpp"
+#include "support/tensor_compare.hpp"
 
 using namespace inferopt;
 using runtime::tensor;
@@ -64,16 +65,6 @@ runtime::tensor_map run(const ir::model& m, const runtime::tensor_map& feeds, bo
   return out;
 }
 
-std::size_t mismatches(const tensor& got, const tensor& want) {
-  REQUIRE(got.shape() == want.shape());
-  const auto g = got.to_float(), w = want.to_float();
-  std::size_t bad = 0;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    if (!(std::fabs(g[i] - w[i]) <= 1e-4 * (1.0 + std::fabs(w[i])))) ++bad;
-  }
-  return bad;
-}
-
 }  // namespace
 
 TEST_CASE("MatMul followed by a GELU runs as one product with the GELU as it would run apart", "[runtime][fused]") {
@@ -91,7 +82,7 @@ TEST_CASE("MatMul followed by a GELU runs as one product with the GELU as it wou
       const runtime::tensor_map fused = run(m, feeds, true, true, &ops);
       CHECK(std::find(ops.begin(), ops.end(), "inferopt.cpu.MatMulGelu") != ops.end());
       CHECK(std::find(ops.begin(), ops.end(), "MatMul") == ops.end());
-      CHECK(mismatches(fused.at("out"), run(m, feeds, false).at("out")) == 0);
+      CHECK(test::compare_tensors(fused.at("out"), run(m, feeds, false).at("out"), 1e-4, 1e-4) == "");
     }
   }
 }
@@ -103,5 +94,5 @@ TEST_CASE("a MatMul whose output is read elsewhere keeps its GELU apart", "[runt
   const runtime::tensor_map rewritten = run(m, feeds, true, true, &ops);
   CHECK(std::find(ops.begin(), ops.end(), "inferopt.cpu.MatMulGelu") == ops.end());
   const runtime::tensor_map plain = run(m, feeds, false);
-  for (const auto& [name, want] : plain) CHECK(mismatches(rewritten.at(name), want) == 0);
+  for (const auto& [name, want] : plain) CHECK(test::compare_tensors(rewritten.at(name), want, 1e-4, 1e-4) == "");
 }

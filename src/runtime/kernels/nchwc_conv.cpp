@@ -9,8 +9,9 @@
 // activation "Swish" (x * sigmoid(x), folded in by the session).
 // Y = act(conv(X, W) + B + Z): Z is copied into Y and added by oneDNN's sum post-op, the
 // activation is an eltwise post-op, so both happen while the output tile is in cache.
-// Weights are reordered into the layout oneDNN picks once per primitive layout; primitives are
-// kept per input shape (at most four: dynamic shapes do not grow memory without bound).
+// The initializer's weights are reordered into the layout oneDNN picks once per primitive
+// layout (weights fed at run time, overriding it, once per run); primitives are kept per input
+// shape (at most four: dynamic shapes do not grow memory without bound).
 // Error bound: float32 dot products of length C/group * kh * kw, like the plain Conv.
 #include "nchwc.hpp"
 
@@ -97,7 +98,9 @@ class nchwc_conv_kernel final : public kernel {
   void compute(kernel_context& ctx) override {
     const tensor& x = ctx.input(0);
     const tensor& w = ctx.input(1);
-    if (w.raw() != weights_) ctx.unsupported("weights other than the initializer the blocked conv was built on");
+    if (w.dtype() != data_type::float32 || w.shape() != shape_t(spec_.w_shape.begin(), spec_.w_shape.end())) {
+      ctx.fail("W of shape " + to_string(w.shape()) + " is not the " + dims_text(spec_.w_shape) + " the conv was built for");
+    }
     const bool plain_input = x.rank() == 4;
     if (x.dtype() != data_type::float32 || (x.rank() != 5 && !plain_input)) ctx.fail("X must be a blocked float tensor");
     const std::int64_t n = x.dim(0), h = x.dim(2), wd = x.dim(3);
@@ -116,7 +119,9 @@ class nchwc_conv_kernel final : public kernel {
     primitive& p = primitive_for(n, h, wd, g, plain_input, has_bias);
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst}};
+    // A graph input may override the initializer: then its weights are reordered for this run.
+    const memory weights = w.raw() == weights_ ? p.weights : reordered(w.data<float>(), p.weights.get_desc());
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, p.dst}};
     if (has_bias) {
       if (ctx.input(2).element_count() != m) ctx.fail("B must have " + std::to_string(m) + " values");
       p.bias.set_data_handle(const_cast<void*>(ctx.input(2).raw()));
@@ -151,22 +156,29 @@ class nchwc_conv_kernel final : public kernel {
     return cache_.front();
   }
 
-  /// The weights in `layout`, reordered on first need and shared by primitives that want it.
+  /// The initializer's weights in `layout`, reordered on first need and shared by primitives
+  /// that want it.
   memory reordered_weights(const memory::desc& layout) {
     for (const memory& m : weight_layouts_) {
       if (m.get_desc() == layout) return m;
     }
-    memory source(onnx_weights_desc(spec_), onednn::engine(), const_cast<float*>(weights_));
-    memory target(layout, onednn::engine());
-    dnnl::reorder(source, target).execute(onednn::stream(), source, target);
+    memory target = reordered(weights_, layout);
     if (weight_layouts_.size() == max_primitives) weight_layouts_.erase(weight_layouts_.begin());
     weight_layouts_.push_back(target);
     return target;
   }
 
+  /// Weights `w` in ONNX's layout, reordered into a new memory of `layout`.
+  memory reordered(const float* w, const memory::desc& layout) const {
+    memory source(onnx_weights_desc(spec_), onednn::engine(), const_cast<float*>(w));
+    memory target(layout, onednn::engine());
+    dnnl::reorder(source, target).execute(onednn::stream(), source, target);
+    return target;
+  }
+
   static constexpr std::size_t max_primitives = 4;
   conv_spec spec_;
-  const float* weights_;  // the initializer's data, kept alive by the session's graph
+  const float* weights_;  // the initializer's data (kept alive by the session's graph)
   std::list<primitive> cache_;
   std::vector<memory> weight_layouts_;
 };
