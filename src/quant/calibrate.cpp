@@ -1,3 +1,4 @@
+#include "inferopt/core/cpu_count.hpp"
 #include "inferopt/quant/calibrate.hpp"
 
 #include <algorithm>
@@ -50,8 +51,8 @@ calibration_result calibrate(const ir::model& model, std::span<const runtime::te
                              const calibrate_options& options) {
   expects(!batches.empty(), "calibration needs at least one batch");
   const tensor_filter filter = options.filter ? options.filter : tensor_filter(is_floating_tensor);
-  std::size_t threads = options.threads > 0 ? static_cast<std::size_t>(options.threads)
-                                            : std::max(1u, std::thread::hardware_concurrency());
+  std::size_t threads = static_cast<std::size_t>(options.threads > 0 ? std::min(options.threads, usable_cpu_count())
+                                                                      : usable_cpu_count());
   threads = std::min(threads, batches.size());
 
   shared_run run{model, batches, options, filter};

@@ -14,6 +14,7 @@
 #include "buffer_pool.hpp"
 #include "linear_gelu.hpp"
 #include "inferopt/core/atomic_file.hpp"
+#include "inferopt/core/cpu_count.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "kernels/nchwc.hpp"
@@ -71,7 +72,9 @@ session::session(const ir::model& m, session_options options)
     domain_opsets_[o.domain == "ai.onnx" ? std::string() : o.domain] = o.version;
   }
   opset_ = m.opset("").value_or(0);
-  threads_ = options_.threads > 0 ? options_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // More threads than CPUs would only wait for each other at every parallel region.
+  const int cpus = usable_cpu_count();
+  threads_ = options_.threads > 0 ? std::min(options_.threads, cpus) : cpus;
   // An observer wants every value as its model has it, and another registry may not have the
   // kernels of the rewritten ops.
   if (options_.rewrite_graph && !options_.on_value && !options_.kernels) {

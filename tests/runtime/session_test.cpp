@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "inferopt/core/cpu_count.hpp"
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "runtime/test_kernels.hpp"
@@ -42,6 +43,14 @@ TEST_CASE("a session runs a graph and resolves symbolic dims at run time", "[run
     CHECK(y.shape() == runtime::shape_t{n, 3});
     CHECK(y.to_float() == std::vector<float>(values.size(), 5.0f));  // (1+1+1) + (1+1)
   }
+}
+
+TEST_CASE("a session runs on at most the CPUs the process may use, and all of them by default", "[runtime][session]") {
+  const auto kernels = test_kernels();
+  const int cpus = usable_cpu_count();
+  CHECK(runtime::session(chain_model(), runtime::session_options{.threads = cpus + 7, .kernels = &kernels}).threads() == cpus);
+  CHECK(runtime::session(chain_model(), runtime::session_options{.kernels = &kernels}).threads() == cpus);
+  CHECK(runtime::session(chain_model(), runtime::session_options{.threads = 1, .kernels = &kernels}).threads() == 1);
 }
 
 TEST_CASE("the observer sees every intermediate value", "[runtime][session]") {

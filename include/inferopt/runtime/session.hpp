@@ -25,7 +25,7 @@ struct output_placement;
 using observer = std::function<void(std::string_view value_name, const tensor& value)>;
 
 struct session_options {
-  int threads = 0;                      ///< 0: all cores
+  int threads = 0;                      ///< 0: every CPU this process may use; never more
   observer on_value;                    ///< none by default (and then no cost)
   const kernel_registry* kernels = nullptr;  ///< null: builtin_kernels()
   /// Place intermediate tensors by a static plan in one arena: the first run (and the first
