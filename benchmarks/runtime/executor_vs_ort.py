@@ -5,7 +5,7 @@ For each model: `inferopt optimize -O<level>` (default -O3), then for each threa
 rounds that alternate `inferopt bench --json --profile` on the optimized file and onnxruntime
 (ORT_ENABLE_ALL, sequential execution, the same thread count) on the original file (or the
 optimized one with --ort-on optimized), on the same inputs: float inputs a ramp, integer
-inputs seeded token ids below 1000, inputs named *mask* ones; symbolic dims are 1, or --seq
+inputs seeded token ids below 100, inputs named *mask* ones; symbolic dims are 1, or --seq
 for the second dim of integer inputs. Prints a Markdown table (P50s, the ratio per thread
 count, the executor's 1 -> 2 thread scaling) and the executor's per-op profile.
 
@@ -41,7 +41,7 @@ def make_inputs(path, seq):
         if "mask" in inp.name:
             value = np.ones(shape, dtype)
         elif integer:
-            value = rng.integers(0, 1000, size=shape).astype(dtype)
+            value = rng.integers(0, 100, size=shape).astype(dtype)
         else:
             value = (np.arange(n, dtype=np.float64) / max(n, 1)).astype(dtype).reshape(shape)
         feeds[inp.name] = value
