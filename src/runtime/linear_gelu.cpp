@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "inferopt/ir/graph.hpp"
+#include "kernels/nn_common.hpp"
 
 namespace inferopt::runtime::detail {
 
@@ -39,7 +40,7 @@ void fuse(ir::graph& g, ir::node& mm, ir::node& act, std::string form) {
   attributes.push_back(ir::attribute::make_string("approximate", std::move(form)));
   std::string label = mm.label();
   mm.set_name("");
-  ir::node* fused = g.add_node({"MatMulGelu", std::move(inputs), {""}, std::move(attributes), std::move(label), "inferopt.cpu"}, &mm);
+  ir::node* fused = g.add_node({"MatMulGelu", std::move(inputs), {""}, std::move(attributes), std::move(label), nn::executor_fused_domain}, &mm);
   ir::value* y = act.output(0);
   const std::string name = y->name();
   fused->output(0)->set_type(y->type());

@@ -18,6 +18,7 @@
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "kernels/nchwc.hpp"
+#include "kernels/nn_common.hpp"
 #include "output_placement.hpp"
 #include "session_arena.hpp"
 
@@ -75,12 +76,17 @@ session::session(const ir::model& m, session_options options)
   // More threads than CPUs would only wait for each other at every parallel region.
   const int cpus = usable_cpu_count();
   threads_ = options_.threads > 0 ? std::min(options_.threads, cpus) : cpus;
+  for (const ir::node* n : graph_->nodes()) {
+    if (n->domain() == nn::nchwc_domain || n->domain() == nn::executor_fused_domain) {
+      throw error(errc::unsupported, "node " + n->describe() + ": domain '" + n->domain() + "' is the executor's own");
+    }
+  }
   // An observer wants every value as its model has it, and another registry may not have the
   // kernels of the rewritten ops.
   if (options_.rewrite_graph && !options_.on_value && !options_.kernels) {
     const int block = nn::nchwc_block();
     if (block > 0 && detail::use_blocked_layout(*graph_, block) > 0) domain_opsets_[nn::nchwc_domain] = 1;
-    if (detail::fuse_linear_gelu(*graph_) > 0) domain_opsets_["inferopt.cpu"] = 1;
+    if (detail::fuse_linear_gelu(*graph_) > 0) domain_opsets_[nn::executor_fused_domain] = 1;
   }
   prepare(*graph_, options_.kernels ? *options_.kernels : builtin_kernels());
 }

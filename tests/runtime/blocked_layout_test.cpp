@@ -296,3 +296,14 @@ TEST_CASE("blocked conv takes weights fed in place of their initializer", "[runt
   const runtime::tensor_map with_initial = run(m, {{"x", xs}}, true), with_fed = run(m, {{"x", xs}, {"w", tensor::from_values<float>(w_dims, fed)}}, true);
   CHECK(test::compare_tensors(with_initial.begin()->second, with_fed.begin()->second, 1e-4, 1e-4) != "");
 }
+
+TEST_CASE("a model that uses the executor's own ops is refused", "[runtime][nchwc]") {
+  for (const char* domain : {"inferopt.nchwc", "inferopt.cpu"}) {
+    ir::model m = opset17_model("internal");
+    m.opsets.push_back({domain, 1});
+    ir::graph_builder gb(m.graph());
+    ir::value* x = gb.input("x", ir::data_type::float32, static_shape({1, 3, 4, 4, 16}));
+    gb.output(m.graph().add_node(ir::node_spec{"ReorderOutput", {x}, {"y"}, {}, "", domain})->output(0));
+    CHECK_THROWS_WITH(runtime::session(m), Catch::Contains("is the executor's own"));
+  }
+}

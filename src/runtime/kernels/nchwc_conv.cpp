@@ -102,7 +102,11 @@ class nchwc_conv_kernel final : public kernel {
       ctx.fail("W of shape " + to_string(w.shape()) + " is not the " + dims_text(spec_.w_shape) + " the conv was built for");
     }
     const bool plain_input = x.rank() == 4;
-    if (x.dtype() != data_type::float32 || (x.rank() != 5 && !plain_input)) ctx.fail("X must be a blocked float tensor");
+    const std::int64_t channels = spec_.w_shape[1] * spec_.group;
+    const bool fits = x.dtype() == data_type::float32 &&
+                      (plain_input ? x.dim(1) == channels
+                                   : x.rank() == 5 && x.dim(4) == spec_.block && x.dim(1) == (channels + spec_.block - 1) / spec_.block);
+    if (!fits) ctx.fail("X of shape " + to_string(x.shape()) + " does not hold the " + std::to_string(channels) + " channels W reads");
     const std::int64_t n = x.dim(0), h = x.dim(2), wd = x.dim(3);
     const window_geometry g = resolve_window(ctx, spec_.attrs, {h, wd}, {spec_.w_shape[2], spec_.w_shape[3]});
     const std::int64_t m = spec_.w_shape[0], blocks = (m + spec_.block - 1) / spec_.block;
@@ -222,6 +226,7 @@ bool nchwc_conv_runs(const ir::node& conv, const std::vector<std::int64_t>& x_sh
 void register_nchwc_conv_kernels(kernel_registry& r) {
   r.add(nchwc_domain, "Conv", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
     const int block = static_cast<int>(info.node.attr_int("block", 16));
+    if (block != 8 && block != 16) info.fail("block must be 8 or 16");
     conv_spec spec = spec_of(info, block);
     const float* weights = reinterpret_cast<const float*>(info.node.input(1)->initializer()->bytes->data());
     return std::make_unique<nchwc_conv_kernel>(std::move(spec), weights);

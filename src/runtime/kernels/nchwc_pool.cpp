@@ -21,10 +21,12 @@ namespace {
 
 using dnnl::memory;
 
-/// The input as a blocked float tensor: [N, C/b, H, W, b]. @throws via ctx.fail otherwise.
+/// The input as a blocked float tensor: [N, C/b, H, W, b], b 8 or 16. @throws via ctx.fail otherwise.
 const tensor& blocked_input(const kernel_context& ctx) {
   const tensor& x = ctx.input(0);
-  if (x.dtype() != data_type::float32 || x.rank() != 5) ctx.fail("X must be a blocked float tensor");
+  if (x.dtype() != data_type::float32 || x.rank() != 5 || (x.dim(4) != 8 && x.dim(4) != 16)) {
+    ctx.fail("X of shape " + to_string(x.shape()) + " is not a blocked float tensor");
+  }
   return x;
 }
 

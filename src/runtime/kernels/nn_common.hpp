@@ -15,6 +15,10 @@ namespace inferopt::runtime::nn {
 
 using dims = std::vector<std::int64_t>;
 
+/// The domain of ops the session fuses into its own copy of a graph (linear_gelu.hpp); a
+/// model that uses it is refused.
+inline constexpr const char* executor_fused_domain = "inferopt.cpu";
+
 enum class auto_pad { notset, same_upper, same_lower, valid };
 
 /// Window attributes as written on the node. Empty vectors mean "not given" (their defaults

@@ -86,7 +86,7 @@ class matmul_gelu_kernel final : public kernel {
 }  // namespace
 
 void register_matmul_gelu_kernels(kernel_registry& r) {
-  r.add("inferopt.cpu", "MatMulGelu", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+  r.add(executor_fused_domain, "MatMulGelu", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
     return std::make_unique<matmul_gelu_kernel>(info);
   });
 }
