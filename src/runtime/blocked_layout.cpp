@@ -99,7 +99,7 @@ class blocked_layout_rewrite {
     for (ir::node* n : order) {
       if (absorbed_.count(n)) continue;
       if (is_conv(*n)) {
-        convs_ += convert_conv(*n) ? 1 : 0;
+        convert_conv(*n);
       } else if (n->is("MaxPool") || n->is("AveragePool") || n->is("GlobalAveragePool")) {
         convert_pool(*n);
       } else if (is_blockable_unary(*n) || is_blockable_binary(*n)) {
@@ -109,42 +109,39 @@ class blocked_layout_rewrite {
       }
     }
     if (!converted_.empty()) finish();
-    return convs_;
+    return added_;
   }
 
  private:
-  bool convert_conv(ir::node& n) {
+  void convert_conv(ir::node& n) {
     const ir::tensor* w = constant_weights(n);
-    if (!w) return false;
+    if (!w) return;
     const std::int64_t group = n.attr_int("group", 1);
     const std::int64_t channels = w->dims[1] * group, out_channels = w->dims[0];
     const auto found = twin_.find(n.input(0));
     // A plain input must be known to be a 4-D float tensor to be reordered.
-    if (found == twin_.end() && representative_shape(*n.input(0), channels).empty()) return false;
-    if (found != twin_.end() && found->second.channels != channels) return false;
+    if (found == twin_.end() && representative_shape(*n.input(0), channels).empty()) return;
+    if (found != twin_.end() && found->second.channels != channels) return;
     const std::vector<std::int64_t> probe = probe_shape(n, channels);
     // A stem (few input channels, one group) reads NCHW directly; other plain inputs are reordered.
     const bool plain_input = found == twin_.end() && channels < block_ && group == 1 &&
                              nn::nchwc_conv_runs(n, probe, true, block_);
-    if (!plain_input && !nn::nchwc_conv_runs(n, probe, false, block_)) return false;
-    ir::value* residual = nullptr;
-    if (n.inputs().size() > 3 && n.input(3)) {
-      residual = blocked(*n.input(3), out_channels, n);
-      if (!residual) return false;
-    }
+    if (!plain_input && !nn::nchwc_conv_runs(n, probe, false, block_)) return;
+    const bool has_residual = n.inputs().size() > 3 && n.input(3);
+    if (has_residual && !can_block(*n.input(3), out_channels)) return;
+    if (!plain_input && !can_block(*n.input(0), channels)) return;
+    ir::value* residual = has_residual ? blocked(*n.input(3), out_channels, n) : nullptr;
     ir::value* input = plain_input ? n.input(0) : blocked(*n.input(0), channels, n);
-    if (!input) return false;
     std::vector<ir::value*> inputs{input, n.input(1), n.inputs().size() > 2 ? n.input(2) : nullptr};
     if (residual) inputs.push_back(residual);
     const swish_nodes swish = swish_after(n);
+    const bool one_by_one = found != twin_.end() && found->second.one_by_one && w->dims[2] == 1 && w->dims[3] == 1 &&
+                            unpadded(n);
     std::vector<ir::attribute> attributes = std::move(n.attributes());  // n goes away
     attributes.push_back(ir::attribute::make_int("block", block_));
     if (swish.mul) attributes.push_back(ir::attribute::make_string("activation", "Swish"));
-    const bool one_by_one = found != twin_.end() && found->second.one_by_one && w->dims[2] == 1 && w->dims[3] == 1 &&
-                            unpadded(n);
     add_twin(n, "Conv", nchwc_domain, std::move(inputs), std::move(attributes), out_channels, one_by_one);
     if (swish.mul) absorb(swish, *n.output(0));
-    return true;
   }
 
   /// Whether a conv adds no padding (explicitly or by auto_pad).
@@ -286,6 +283,7 @@ class blocked_layout_rewrite {
   void replace_by(ir::node& n, ir::node_spec spec) {
     n.set_name("");
     ir::node* replacement = g_.add_node(std::move(spec), &n);
+    ++added_;
     ir::value* y = n.output(0);
     const std::string name = y->name();
     replacement->output(0)->set_type(y->type());
@@ -294,11 +292,18 @@ class blocked_layout_rewrite {
     g_.rename(replacement->output(0), name);
   }
 
-  /// The blocked form of `v`: its twin, or a ReorderInput placed before `before`.
+  /// Whether `v` has a blocked form of `channels` channels: its twin, or a float plain value.
+  bool can_block(const ir::value& v, std::int64_t channels) const {
+    const auto found = twin_.find(&v);
+    return found != twin_.end() ? found->second.channels == channels : v.elem_type() == data_type::float32;
+  }
+
+  /// The blocked form of `v` (can_block must hold): its twin, or a ReorderInput placed before
+  /// `before`.
   ir::value* blocked(ir::value& v, std::int64_t channels, ir::node& before) {
-    if (auto found = twin_.find(&v); found != twin_.end()) return found->second.channels == channels ? found->second.value : nullptr;
-    if (v.elem_type() != data_type::float32) return nullptr;
+    if (auto found = twin_.find(&v); found != twin_.end()) return found->second.value;
     ir::node* reorder = g_.add_node({"ReorderInput", {&v}, {""}, only(ir::attribute::make_int("block", block_)), "", nchwc_domain}, &before);
+    ++added_;
     twin_[&v] = {reorder->output(0), channels, false};
     return reorder->output(0);
   }
@@ -309,6 +314,7 @@ class blocked_layout_rewrite {
     std::string label = n.label();
     n.set_name("");
     ir::node* twin = g_.add_node({std::move(op), std::move(inputs), {""}, std::move(attributes), std::move(label), std::move(domain)}, &n);
+    ++added_;
     twin_[n.output(0)] = {twin->output(0), channels, one_by_one};
     converted_.push_back(&n);
   }
@@ -342,7 +348,7 @@ class blocked_layout_rewrite {
   std::vector<ir::node*> converted_;
   std::unordered_set<const ir::node*> absorbed_;  // folded into a converted conv
   std::unordered_map<const ir::value*, ir::value*> per_channel_;  // constants made blocked
-  int convs_ = 0;
+  int added_ = 0;  // nodes added: the graph changed
 };
 
 }  // namespace

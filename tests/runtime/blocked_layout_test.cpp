@@ -307,3 +307,34 @@ TEST_CASE("a model that uses the executor's own ops is refused", "[runtime][nchw
     CHECK_THROWS_WITH(runtime::session(m), Catch::Contains("is the executor's own"));
   }
 }
+
+TEST_CASE("a blocked region without convolutions still runs (transpose into elementwise ops)", "[runtime][nchwc]") {
+  // The random-graph differential test found it: a Transpose to NCHW read by elementwise ops
+  // became blocked with no conv in the graph.
+  ir::model m = opset17_model("no_conv");
+  ir::graph_builder gb(m.graph(), 2);
+  const std::vector<std::int64_t> x_dims{2, 5, 6, 20};
+  ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+  std::vector<ir::attribute> perm;
+  perm.push_back(ir::attribute::make_ints("perm", {0, 3, 1, 2}));
+  ir::value* first = gb.op("Transpose", {x}, std::move(perm));
+  gb.output(gb.add(gb.relu(first), gb.sigmoid(first)));
+  ir::infer_shapes(m);
+  check_same_outputs(m, {{"x", tensor::from_values<float>(x_dims, random_values(2 * 5 * 6 * 20, 3))}});
+}
+
+TEST_CASE("a padded 1x1 conv after a global pool is no per-channel scale", "[runtime][nchwc]") {
+  // A 1x1 conv with padding turns a 1x1 map into a larger one: what it feeds into is no
+  // squeeze-excitation scale, and a Mul with it must broadcast as written.
+  ir::model m = opset17_model("padded_one_by_one");
+  ir::graph_builder gb(m.graph(), 6);
+  const std::vector<std::int64_t> x_dims{1, 16, 3, 3};
+  ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+  ir::value* pooled = gb.op("GlobalAveragePool", {conv(gb, x, 16, 16, 3)});
+  std::vector<ir::attribute> attrs;
+  attrs.push_back(ir::attribute::make_ints("kernel_shape", {1, 1}));
+  attrs.push_back(ir::attribute::make_ints("pads", {1, 1, 1, 1}));
+  ir::value* grown = gb.op("Conv", {pooled, gb.constant("wg", {16, 16, 1, 1}, random_values(256, 8, 0.25f))}, std::move(attrs));
+  gb.output(gb.mul(conv(gb, x, 16, 16, 3), grown));
+  check_same_outputs(m, {{"x", tensor::from_values<float>(x_dims, random_values(16 * 9, 9))}});
+}
