@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "kernels/nchwc.hpp"
 
 namespace inferopt::runtime::detail {
@@ -279,17 +280,13 @@ class blocked_layout_rewrite {
     });
   }
 
-  /// Replaces `n` by the node `spec` describes, its one output taking n's output's name.
+  /// Replaces `n` by the node `spec` describes, whose one output its readers read instead.
   void replace_by(ir::node& n, ir::node_spec spec) {
     n.set_name("");
     ir::node* replacement = g_.add_node(std::move(spec), &n);
     ++added_;
-    ir::value* y = n.output(0);
-    const std::string name = y->name();
-    replacement->output(0)->set_type(y->type());
-    g_.replace_all_uses(y, replacement->output(0));
-    g_.erase(&n);
-    g_.rename(replacement->output(0), name);
+    replacement->output(0)->set_type(n.output(0)->type());
+    ir::forward_past(g_, &n, replacement->output(0));
   }
 
   /// Whether `v` has a blocked form of `channels` channels: its twin, or a float plain value.

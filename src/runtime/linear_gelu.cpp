@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/ir/rewriting.hpp"
 #include "kernels/nn_common.hpp"
 
 namespace inferopt::runtime::detail {
@@ -41,13 +42,9 @@ void fuse(ir::graph& g, ir::node& mm, ir::node& act, std::string form) {
   std::string label = mm.label();
   mm.set_name("");
   ir::node* fused = g.add_node({"MatMulGelu", std::move(inputs), {""}, std::move(attributes), std::move(label), nn::executor_fused_domain}, &mm);
-  ir::value* y = act.output(0);
-  const std::string name = y->name();
-  fused->output(0)->set_type(y->type());
-  g.replace_all_uses(y, fused->output(0));
-  g.erase(&act);
-  g.erase(&mm);
-  g.rename(fused->output(0), name);
+  fused->output(0)->set_type(act.output(0)->type());
+  ir::forward_past(g, &act, fused->output(0));
+  ir::erase_if_unread(g, &mm);
 }
 
 }  // namespace
@@ -58,13 +55,11 @@ int fuse_linear_gelu(ir::graph& g) {
   for (ir::node* mm : order) {
     if (mm->is_dead() || !mm->is("MatMul") || !is_constant_float(mm->input(1), 2)) continue;
     const ir::value* a = mm->input(0);
-    const ir::value* y = mm->output(0);
-    if (!a || a->elem_type() != ir::data_type::float32 || y->is_graph_output() || y->uses().size() != 1) continue;
-    ir::node& act = *y->uses().front().user;
-    if (y->uses().front().input_index != 0) continue;
-    std::string form = gelu_form(act, mm->input(1)->initializer()->dims[1]);
+    ir::node* act = ir::sole_user(mm->output(0));
+    if (!a || a->elem_type() != ir::data_type::float32 || !act || act->input(0) != mm->output(0)) continue;
+    std::string form = gelu_form(*act, mm->input(1)->initializer()->dims[1]);
     if (form.empty()) continue;
-    fuse(g, *mm, act, std::move(form));
+    fuse(g, *mm, *act, std::move(form));
     ++fused;
   }
   if (fused > 0) g.compact();

@@ -21,6 +21,7 @@
 #include "inferopt/ir/shape_inference.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "support/random_values.hpp"
+#include "support/static_shape.hpp"
 #include "support/tensor_compare.hpp"
 
 using namespace inferopt;
@@ -28,13 +29,9 @@ using runtime::tensor;
 
 namespace {
 
-using test::random_values;
+using test::static_shape;
 
-ir::shape static_shape(const std::vector<std::int64_t>& dims) {
-  ir::shape s;
-  for (std::int64_t d : dims) s.push_back(ir::dim{d});
-  return s;
-}
+using test::random_values;
 
 ir::model opset17_model(const std::string& name) {
   ir::model m = ir::make_model(name);

@@ -18,19 +18,16 @@
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "support/random_values.hpp"
+#include "support/static_shape.hpp"
 
 using namespace inferopt;
 using runtime::tensor;
 
 namespace {
 
-using test::random_values;
+using test::static_shape;
 
-ir::shape static_shape(const std::vector<std::int64_t>& dims) {
-  ir::shape s;
-  for (std::int64_t d : dims) s.push_back(ir::dim{d});
-  return s;
-}
+using test::random_values;
 
 /// An activation as an ONNX op (the reference) and as the fused ops' attributes.
 struct activation_case {

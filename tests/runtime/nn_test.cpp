@@ -18,11 +18,14 @@
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "support/random_values.hpp"
+#include "support/static_shape.hpp"
 
 using namespace inferopt;
 using runtime::tensor;
 
 namespace {
+
+using test::static_shape;
 
 using test::random_values;
 
@@ -33,12 +36,6 @@ const runtime::kernel_registry& nn_kernels() {
     return k;
   }();
   return r;
-}
-
-ir::shape static_shape(const std::vector<std::int64_t>& dims) {
-  ir::shape s;
-  for (std::int64_t d : dims) s.push_back(ir::dim{d});
-  return s;
 }
 
 struct conv_case {

@@ -20,7 +20,7 @@
 #include <list>
 
 #include "inferopt/ir/graph.hpp"
-#include "nchwc_onednn.hpp"
+#include "onednn_common.hpp"
 #include "nn_common.hpp"
 #include "omp_team.hpp"
 

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <list>
 
-#include "nchwc_onednn.hpp"
+#include "onednn_common.hpp"
 #include "nn_common.hpp"
 #include "omp_team.hpp"
 

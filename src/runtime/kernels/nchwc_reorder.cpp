@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kernel_util.hpp"
+#include "nn_gemm.hpp"
 #include "nchwc.hpp"
 
 #ifdef INFEROPT_WITH_ONEDNN
@@ -123,18 +124,15 @@ class reorder_output_kernel final : public kernel {
   bool nhwc_;
 };
 
-bool env_is(const char* name, const char* value) {
-  const char* v = std::getenv(name);
-  return v && std::strcmp(v, value) == 0;
-}
 
 }  // namespace
 
 int nchwc_block() noexcept {
 #ifdef INFEROPT_WITH_ONEDNN
   static const int block = [] {
-    if (env_is("INFEROPT_LAYOUT", "plain") || env_is("INFEROPT_NN_GEMM", "eigen") || env_is("INFEROPT_NN_ISA", "generic")) return 0;
-    if (env_is("INFEROPT_NN_ISA", "avx2")) dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2);
+    // oneDNN's GEMM backend decides whether oneDNN serves at all and applies INFEROPT_NN_ISA's cap.
+    const char* layout = std::getenv("INFEROPT_LAYOUT");
+    if ((layout && std::strcmp(layout, "plain") == 0) || !onednn_gemm_backend()) return 0;
     const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
     if (isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni || isa == dnnl_cpu_isa_avx512_core_bf16 ||
         isa == dnnl_cpu_isa_avx512_core_amx) {

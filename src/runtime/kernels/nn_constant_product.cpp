@@ -9,9 +9,8 @@
 #include "nn_gemm.hpp"
 
 #ifdef INFEROPT_WITH_ONEDNN
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include "omp_team.hpp"
+#include "onednn_common.hpp"
 #endif
 
 namespace inferopt::runtime::nn {
@@ -20,11 +19,6 @@ namespace inferopt::runtime::nn {
 namespace {
 
 constexpr std::size_t max_row_counts = 4;
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
 
 }  // namespace
 
@@ -37,7 +31,7 @@ struct constant_weight_product::cache {
     std::shared_ptr<dnnl::memory> packed;  // shared by entries whose layout is the same
   };
   std::vector<entry> entries;
-  dnnl::stream stream{cpu_engine()};
+  dnnl::stream stream{onednn::engine()};
 
   /// The entry for (rows, bias, activation), made on first need (a kernel uses one bias mode
   /// and activation, so one primitive is compiled per row count); null when oneDNN declines
@@ -52,7 +46,7 @@ struct constant_weight_product::cache {
     using dt = dnnl::memory::data_type;
     const dnnl::memory::desc a({rows, k}, dt::f32, tag::ab), b({k, n}, dt::f32, tag::any),
         bias({1, n}, dt::f32, tag::ab), c({rows, n}, dt::f32, tag::ab);
-    dnnl::engine& engine = cpu_engine();
+    dnnl::engine& engine = onednn::engine();
     dnnl::primitive_attr attr;
     if (act != linear_activation::none) {
       dnnl::post_ops ops;
@@ -88,7 +82,7 @@ bool constant_weight_product::run(const void* b, const float* a, std::int64_t m,
     if (!e) return false;
     using tag = dnnl::memory::format_tag;
     using dt = dnnl::memory::data_type;
-    dnnl::engine& engine = cpu_engine();
+    dnnl::engine& engine = onednn::engine();
     dnnl::memory src({{m, k_}, dt::f32, tag::ab}, engine, const_cast<float*>(a));
     dnnl::memory dst({{m, n_}, dt::f32, tag::ab}, engine, c);
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, *e->packed}, {DNNL_ARG_DST, dst}};

@@ -1,7 +1,7 @@
 #pragma once
-// oneDNN pieces the blocked-layout kernels share (private to src/runtime/kernels; only built
-// with INFEROPT_WITH_ONEDNN): the CPU engine, a stream per thread, and the memory formats of
-// blocked and plain activations.
+// oneDNN pieces the kernels built on it share (private to src/runtime/kernels; only built with
+// INFEROPT_WITH_ONEDNN): the process's CPU engine, a stream per thread, and the memory formats
+// of blocked and plain activations.
 #include <cstdint>
 #include <string_view>
 #include <vector>
