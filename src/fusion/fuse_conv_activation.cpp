@@ -60,8 +60,10 @@ match_result<conv_match> find_match(const ir::graph& g, const pass_context& ctx,
       return decline("declined-attribute");
     }
   }
-  // 2. float32 only
+  // 2. float32 only, and not inside a QDQ group: int8 kernels (onnxruntime's QLinearConv, the
+  // executor's) take DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear whole, not FusedConv
   if (float_type_of(ctx, conv) != ir::data_type::float32) return decline("declined-type");
+  if (const ir::node* p = conv->input(0)->producer(); p && p->is("DequantizeLinear")) return decline("declined-qdq-group");
   // 3. com.microsoft version 1 can be imported
   if (!fusion::detail::microsoft_opset_usable(ctx)) return decline("declined-opset");
   // 4. the Conv output feeds one node only

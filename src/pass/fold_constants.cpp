@@ -94,6 +94,13 @@ bool fold_constants::run(ir::graph& g, pass_context& ctx) {
     // An Identity of a constant folds to the constant itself, which eliminate-identity does
     // without copying it once per Identity (TorchScript shares weights through Identities).
     if (n->is("Identity")) continue;
+    // A DequantizeLinear of a quantized weight is what makes a QDQ model small and lets int8
+    // kernels take its group; folded it would store float32 (4x the bytes). onnxruntime's
+    // constant folding keeps it too.
+    if (n->is("DequantizeLinear")) {
+      ctx.count("declined-dequantize");
+      continue;
+    }
     const bool outputs_used = std::any_of(n->outputs().begin(), n->outputs().end(),
                                           [](const ir::value* v) { return v && (v->has_uses() || v->is_graph_output()); });
     if (!outputs_used) continue;  // dce's job

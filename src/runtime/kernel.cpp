@@ -1,6 +1,7 @@
 #include "inferopt/runtime/kernel.hpp"
 
 #include "buffer_pool.hpp"
+#include "kernels/int8_nhwc.hpp"
 #include "kernels/nchwc.hpp"
 #include "output_placement.hpp"
 
@@ -102,6 +103,8 @@ const kernel_registry& builtin_kernels() {
     register_quantize_kernels(r);
     register_sparse_kernels(r);
     nn::register_nchwc_kernels(r);
+    nn::register_int8_conv_kernels(r);
+    nn::register_int8_add_kernels(r);
     return r;
   }();
   return registry;

@@ -234,6 +234,15 @@ TEST_CASE("fuse-conv-activation declines what FusedConv cannot express", "[fusio
     m.opsets.push_back({"com.microsoft", 2});
     require_declined(std::move(m));
   }
+  SECTION("a Conv inside a QDQ group (int8 kernels take DequantizeLinear -> Conv -> Relu -> QuantizeLinear whole)") {
+    const pass_record r = require_declined(make([](ir::graph_builder& gb, ir::value* x) {
+      ir::value* scale = gb.constant("s", {}, {0.1f});
+      ir::value* q = gb.op("QuantizeLinear", {x, scale});
+      ir::value* w = gb.random_constant("w", {6, 4, 3, 3}, 0.1f);
+      return gb.relu(gb.op("Conv", {gb.op("DequantizeLinear", {q, scale}), w}));
+    }));
+    CHECK(r.counters.at("declined-qdq-group") == 1);
+  }
   SECTION("an activation FusedConv does not know") {
     require_declined(make([](ir::graph_builder& gb, ir::value* x) { return gb.op("Elu", {conv(gb, x)}); }));
   }

@@ -128,6 +128,17 @@ TEST_CASE("fold-constants declines", "[pass][fold-constants]") {
     CHECK_FALSE(run_fold(m));
     CHECK(ir::serialize_model(m) == before);
   }
+  SECTION("a DequantizeLinear of an int8 weight (the QDQ group keeps it)") {
+    ir::model m = ir::make_model("declines");
+    ir::graph& g = m.graph();
+    ir::value* q = g.add_initializer("wq", ir::tensor::from_values<std::int8_t>("wq", {3}, {1, -2, 3}));
+    ir::value* s = g.add_initializer("ws", ir::tensor::from_values<float>("ws", {}, {0.5f}));
+    ir::graph_builder b(g);
+    b.output(b.op("DequantizeLinear", {q, s}));
+    const std::string before = ir::serialize_model(m);
+    CHECK_FALSE(run_fold(m));
+    CHECK(ir::serialize_model(m) == before);
+  }
   SECTION("an output over the byte cap") {
     ir::model m = ir::make_model("declines");
     ir::graph_builder b(m.graph());

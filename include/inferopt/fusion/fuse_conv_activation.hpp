@@ -13,7 +13,9 @@
 ///   1. the Conv is in the default domain, has inputs X, W and optionally B, one output, and
 ///      no attributes other than Conv's own (auto_pad, dilations, group, kernel_shape, pads,
 ///      strides);
-///   2. its output is float32 (ORT's FusedConv is float only);
+///   2. its output is float32 (ORT's FusedConv is float only) and X is not a DequantizeLinear's
+///      output: a QDQ group (DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear) stays whole
+///      for int8 kernels (onnxruntime's QLinearConv, the executor's own);
 ///   3. the model imports no `com.microsoft` opset or version 1;
 ///   4. the Conv output has exactly one reader and is not a graph output;
 ///   5. an absorbed Add (or a two-input Sum; default domain) reads the Conv output once; its other

@@ -118,4 +118,9 @@ void register_sparse_kernels(kernel_registry& r);
 /// oneDNN in the build, or INFEROPT_LAYOUT=plain, INFEROPT_NN_GEMM=eigen, INFEROPT_NN_ISA=generic).
 [[nodiscard]] int blocked_layout_block() noexcept;
 
+/// Whether sessions run a QDQ model's quantized groups (DequantizeLinear -> Conv / Add /
+/// MaxPool -> QuantizeLinear) on the executor's int8 kernels rather than in float: oneDNN is
+/// in the build and serves (not INFEROPT_NN_GEMM=eigen or INFEROPT_NN_ISA=generic).
+[[nodiscard]] bool int8_kernels_available() noexcept;
+
 }  // namespace inferopt::runtime

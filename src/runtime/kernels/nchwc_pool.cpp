@@ -1,7 +1,8 @@
 // inferopt.nchwc MaxPool, AveragePool and GlobalAveragePool on blocked activations
-// (nchwc.hpp), 2 spatial dims, float32. MaxPool and AveragePool run oneDNN's JIT pooling
-// (one primitive per input shape, at most four kept); GlobalAveragePool is a loop that sums
-// each block of channels as one vector.
+// (nchwc.hpp), 2 spatial dims, float32; and inferopt.cpu MaxPoolNhwc on channels-last uint8 or
+// int8 activations (int8_nhwc.hpp). MaxPool and AveragePool run oneDNN's JIT pooling (one
+// primitive per input shape, at most four kept); GlobalAveragePool is a loop that sums each
+// block of channels as one vector.
 // Attributes: those of the ONNX op. The session converts only the forms these kernels take:
 // MaxPool without Indices, storage_order 0 and dilations 1; AveragePool without ceil_mode
 // when it counts the padding.
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <list>
 
+#include "int8_nhwc.hpp"
 #include "onednn_common.hpp"
 #include "nn_common.hpp"
 #include "omp_team.hpp"
@@ -20,6 +22,21 @@ namespace inferopt::runtime::nn {
 namespace {
 
 using dnnl::memory;
+
+/// An activation as oneDNN sees it: logical [N, C, H, W], its element type and memory format.
+struct pool_operand {
+  std::int64_t n, c, h, w;
+  memory::data_type type;
+  memory::format_tag format;
+  data_type onnx_type;
+  std::int64_t block;  // 0: channels-last
+
+  [[nodiscard]] memory::desc desc(std::int64_t height, std::int64_t width) const { return {{n, c, height, width}, type, format}; }
+  /// The output's shape in this layout for spatial size oh x ow.
+  [[nodiscard]] shape_t output_shape(std::int64_t oh, std::int64_t ow) const {
+    return block > 0 ? shape_t{n, c / block, oh, ow, block} : shape_t{n, oh, ow, c};
+  }
+};
 
 /// The input as a blocked float tensor: [N, C/b, H, W, b], b 8 or 16. @throws via ctx.fail otherwise.
 const tensor& blocked_input(const kernel_context& ctx) {
@@ -30,18 +47,34 @@ const tensor& blocked_input(const kernel_context& ctx) {
   return x;
 }
 
-class nchwc_pool_kernel final : public kernel {
+pool_operand blocked_operand(const kernel_context& ctx) {
+  const tensor& x = blocked_input(ctx);
+  return {x.dim(0), x.dim(1) * x.dim(4), x.dim(2), x.dim(3), memory::data_type::f32,
+          onednn::blocked_tag(static_cast<int>(x.dim(4))), data_type::float32, x.dim(4)};
+}
+
+pool_operand channels_last_operand(const kernel_context& ctx) {
+  const tensor& x = ctx.input(0);
+  if ((x.dtype() != data_type::uint8 && x.dtype() != data_type::int8) || x.rank() != 4) {
+    ctx.fail("X of shape " + to_string(x.shape()) + " is not a channels-last int8 tensor");
+  }
+  const memory::data_type type = x.dtype() == data_type::uint8 ? memory::data_type::u8 : memory::data_type::s8;
+  return {x.dim(0), x.dim(3), x.dim(1), x.dim(2), type, memory::format_tag::nhwc, x.dtype(), 0};
+}
+
+class onednn_pool_kernel final : public kernel {
  public:
-  nchwc_pool_kernel(window_attrs attrs, dnnl::algorithm kind) : attrs_(std::move(attrs)), kind_(kind) {}
+  onednn_pool_kernel(window_attrs attrs, dnnl::algorithm kind, bool blocked)
+      : attrs_(std::move(attrs)), kind_(kind), blocked_(blocked) {}
 
   void compute(kernel_context& ctx) override {
-    const tensor& x = blocked_input(ctx);
-    const std::int64_t n = x.dim(0), blocks = x.dim(1), h = x.dim(2), w = x.dim(3), block = x.dim(4);
-    const window_geometry g = resolve_window(ctx, attrs_, {h, w}, attrs_.kernel_shape);
-    tensor& y = ctx.allocate_output(0, data_type::float32, {n, blocks, g.out[0], g.out[1], block});
+    const pool_operand x = blocked_ ? blocked_operand(ctx) : channels_last_operand(ctx);
+    const window_geometry g = resolve_window(ctx, attrs_, {x.h, x.w}, attrs_.kernel_shape);
+    tensor& y = ctx.allocate_output(0, x.onnx_type, x.output_shape(g.out[0], g.out[1]));
+    if (y.element_count() == 0) return;
     const omp_team_for_call team(ctx.threads());  // oneDNN sizes its partition at creation
-    primitive& p = primitive_for(n, blocks * block, h, w, static_cast<int>(block), g);
-    p.src.set_data_handle(const_cast<void*>(x.raw()));
+    primitive& p = primitive_for(x, g);
+    p.src.set_data_handle(const_cast<void*>(ctx.input(0).raw()));
     p.dst.set_data_handle(y.mutable_raw());
     p.run.execute(onednn::stream(), {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_DST, p.dst}});
   }
@@ -49,33 +82,31 @@ class nchwc_pool_kernel final : public kernel {
  private:
   struct primitive {
     std::int64_t n, c, h, w;
+    memory::data_type type;
     dnnl::pooling_forward run;
     memory src, dst;
   };
 
-  primitive& primitive_for(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, int block,
-                           const window_geometry& g) {
+  primitive& primitive_for(const pool_operand& x, const window_geometry& g) {
     for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if (it->n == n && it->c == c && it->h == h && it->w == w) {
+      if (it->n == x.n && it->c == x.c && it->h == x.h && it->w == x.w && it->type == x.type) {
         cache_.splice(cache_.begin(), cache_, it);
         return cache_.front();
       }
     }
-    const memory::format_tag layout = onednn::blocked_tag(block);
     // oneDNN sizes the output by floor division from the padding; in ceil mode the right
     // padding grows until the last window starts where ONNX's does (it reads no input there).
     auto right_pad = [&](std::size_t d, std::int64_t in) {
       return std::max(g.pad_end[d], (g.out[d] - 1) * g.stride[d] + g.kernel[d] - in - g.pad_begin[d]);
     };
-    const memory::dims pad_r{right_pad(0, h), right_pad(1, w)};
-    const dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, kind_,
-                                        onednn::activation_desc(n, c, h, w, layout),
-                                        onednn::activation_desc(n, c, g.out[0], g.out[1], layout),
-                                        {g.stride[0], g.stride[1]}, {g.kernel[0], g.kernel[1]},
-                                        {g.pad_begin[0], g.pad_begin[1]}, pad_r);
+    const memory::dims pad_r{right_pad(0, x.h), right_pad(1, x.w)};
+    const dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, kind_, x.desc(x.h, x.w),
+                                        x.desc(g.out[0], g.out[1]), {g.stride[0], g.stride[1]},
+                                        {g.kernel[0], g.kernel[1]}, {g.pad_begin[0], g.pad_begin[1]}, pad_r);
     const dnnl::pooling_forward::primitive_desc pd(d, onednn::engine());
     if (cache_.size() == max_primitives) cache_.pop_back();
-    cache_.push_front({n, c, h, w, dnnl::pooling_forward(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+    cache_.push_front({x.n, x.c, x.h, x.w, x.type, dnnl::pooling_forward(pd),
+                       memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
                        memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)});
     return cache_.front();
   }
@@ -83,6 +114,7 @@ class nchwc_pool_kernel final : public kernel {
   static constexpr std::size_t max_primitives = 4;
   window_attrs attrs_;
   dnnl::algorithm kind_;
+  bool blocked_;
   std::list<primitive> cache_;
 };
 
@@ -117,13 +149,17 @@ class nchwc_global_average_kernel final : public kernel {
 
 void register_nchwc_pool_kernels(kernel_registry& r) {
   r.add(nchwc_domain, "MaxPool", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
-    return std::make_unique<nchwc_pool_kernel>(parse_window_attrs(info, true), dnnl::algorithm::pooling_max);
+    return std::make_unique<onednn_pool_kernel>(parse_window_attrs(info, true), dnnl::algorithm::pooling_max, true);
+  });
+  r.add(executor_fused_domain, "MaxPoolNhwc", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
+    return std::make_unique<onednn_pool_kernel>(parse_window_attrs(info, true), dnnl::algorithm::pooling_max, false);
   });
   r.add(nchwc_domain, "AveragePool", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
     const bool include_pad = info.node.attr_int("count_include_pad", 0) != 0;
-    return std::make_unique<nchwc_pool_kernel>(parse_window_attrs(info, true, false),
-                                               include_pad ? dnnl::algorithm::pooling_avg_include_padding
-                                                           : dnnl::algorithm::pooling_avg_exclude_padding);
+    return std::make_unique<onednn_pool_kernel>(parse_window_attrs(info, true, false),
+                                                include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                                            : dnnl::algorithm::pooling_avg_exclude_padding,
+                                                true);
   });
   r.add(nchwc_domain, "GlobalAveragePool", [](const kernel_build_info&) -> std::unique_ptr<kernel> {
     return std::make_unique<nchwc_global_average_kernel>();

@@ -21,6 +21,16 @@ void softmax_rows(float* s, std::int64_t rows, std::int64_t cols, std::int64_t l
   chosen().softmax_rows(s, rows, cols, ld);
 }
 
+void requantized_sum(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* y, std::int64_t n,
+                     const requantize_sum_params& p) noexcept {
+  chosen().requantized_sum_u8(a, b, y, n, p);
+}
+
+void requantized_sum(const std::int8_t* a, const std::int8_t* b, std::int8_t* y, std::int64_t n,
+                     const requantize_sum_params& p) noexcept {
+  chosen().requantized_sum_s8(a, b, y, n, p);
+}
+
 const char* vector_math_isa() noexcept { return chosen().isa; }
 
 }  // namespace inferopt::runtime::nn

@@ -1,6 +1,6 @@
 #pragma once
-// Float32 loops whose speed is their instruction set's: the erf GELU and attention's row
-// softmax, private to src/runtime/kernels. They are Eigen array expressions, and Eigen picks
+// Loops whose speed is their instruction set's: the erf GELU, attention's row softmax and
+// the int8 requantized sum, private to src/runtime/kernels. They are Eigen array expressions, and Eigen picks
 // its packet width at compile time, so the same body (vector_math_body.hpp) is compiled once
 // per instruction set (vector_math_{generic,avx2,avx512}.cpp), like the nn GEMM (nn_gemm.hpp
 // says why function attributes would not do), and the widest build the CPU runs serves
@@ -22,6 +22,20 @@ void gelu_erf(const float* x, const float* bias, float* y, std::int64_t n) noexc
 /// product several times over, and masked keys (at -inf or -FLT_MAX) are all such entries.
 void softmax_rows(float* s, std::int64_t rows, std::int64_t cols, std::int64_t ld) noexcept;
 
+/// What a requantized sum of two int8 tensors computes: y = clamp(round_half_even(a_ratio a +
+/// b_ratio b + offset), lowest, highest), with the ratios a's and b's scale over y's, the
+/// offset folding the three zero points, and `lowest` the type's minimum (or y's zero point
+/// for a fused Relu).
+struct requantize_sum_params {
+  float a_ratio, b_ratio, offset, lowest, highest;
+};
+
+/// y[i] = the requantized sum of a[i] and b[i] (QLinearAdd); y may be a or b.
+void requantized_sum(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* y, std::int64_t n,
+                     const requantize_sum_params& p) noexcept;
+void requantized_sum(const std::int8_t* a, const std::int8_t* b, std::int8_t* y, std::int64_t n,
+                     const requantize_sum_params& p) noexcept;
+
 /// The instruction set of the build that serves: "avx512", "avx2" or "generic".
 [[nodiscard]] const char* vector_math_isa() noexcept;
 
@@ -30,6 +44,10 @@ struct vector_math_config {
   const char* isa;
   void (*gelu_erf)(const float* x, const float* bias, float* y, std::int64_t n) noexcept;
   void (*softmax_rows)(float* s, std::int64_t rows, std::int64_t cols, std::int64_t ld) noexcept;
+  void (*requantized_sum_u8)(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* y, std::int64_t n,
+                             const requantize_sum_params& p) noexcept;
+  void (*requantized_sum_s8)(const std::int8_t* a, const std::int8_t* b, std::int8_t* y, std::int64_t n,
+                             const requantize_sum_params& p) noexcept;
 };
 
 // Null when the file was compiled without its instruction-set flags; generic is always there.

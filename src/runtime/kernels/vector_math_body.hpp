@@ -4,6 +4,9 @@
 // namespace. As in nn_gemm_body.hpp, everything but config() has internal linkage and no
 // template is shared with other files, so the linker cannot hand one build another's code.
 
+#include <algorithm>
+#include <cmath>
+
 #include <Eigen/Core>
 
 #include "vector_math.hpp"
@@ -53,7 +56,18 @@ void softmax_rows(float* s, std::int64_t rows, std::int64_t cols, std::int64_t l
   }
 }
 
-constexpr vector_math_config build{INFEROPT_VECTOR_MATH_NAME, &gelu_erf, &softmax_rows};
+// A plain loop: the compiler vectorizes the widening, the fma and nearbyint (vrndscaleps on
+// AVX-512) itself, which Eigen's packet casts do not for 8-bit types.
+template <class T>
+void requantized_sum(const T* a, const T* b, T* y, std::int64_t n, const requantize_sum_params& p) noexcept {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float v = p.a_ratio * static_cast<float>(a[i]) + p.b_ratio * static_cast<float>(b[i]) + p.offset;
+    y[i] = static_cast<T>(static_cast<int>(std::nearbyint(std::min(std::max(v, p.lowest), p.highest))));
+  }
+}
+
+constexpr vector_math_config build{INFEROPT_VECTOR_MATH_NAME, &gelu_erf, &softmax_rows, &requantized_sum<std::uint8_t>,
+                                   &requantized_sum<std::int8_t>};
 
 }  // namespace
 

@@ -1,0 +1,60 @@
+#pragma once
+// The executor's native int8 kernels (private to src/runtime). The session rewrites the QDQ
+// groups of a quantized model into them when it builds its own copy of the graph
+// (int8_groups.hpp), the way onnxruntime fuses DequantizeLinear -> op -> QuantizeLinear into
+// QLinearConv and QLinearAdd; saved models never contain them. Their int8 activations are
+// channels-last ([N, H, W, C]), the layout of oneDNN's VNNI / AVX-512 / AVX2 int8
+// convolutions, so a chain of them reorders only where it starts and ends.
+//
+// All in the executor's domain inferopt.cpu, inputs in QLinearConv's and QLinearAdd's order,
+// every input but the activations a constant initializer:
+// - QLinearConvNhwc (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+//   y_zero_point, B): x [N, H, W, C] uint8 or int8, w [M, C/group, kh, kw] int8 with a zero
+//   point of 0 (per tensor, or per output channel), B int32 in units of x_scale * w_scale;
+//   QLinearConv's attributes and `activation` "Relu". y [N, OH, OW, M].
+// - QLinearAdd (a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point):
+//   a and b of one shape and type (any layout), optional `activation` "Relu".
+// - MaxPoolNhwc: MaxPool of a uint8 or int8 [N, H, W, C] tensor (max commutes with the
+//   monotonic quantization, so a MaxPool between equal Q/DQ parameters needs no float).
+//
+// Numerics: onnxruntime's. Products accumulate exactly in int32; the requantization is in
+// float32 (y = round_half_even((acc + B) * x_scale * w_scale / y_scale) + y_zero_point,
+// saturated), so an output differs from onnxruntime's QLinearConv by at most one unit where
+// the float products round differently near a tie. A fused Relu clamps at y_zero_point, which
+// equals Relu before QuantizeLinear exactly. On CPUs without VNNI, uint8 x int8 products are
+// summed in pairs in 16 bits first (vpmaddubsw, as onnxruntime's AVX2 kernels do), which can
+// saturate unless the weights use 7 bits (onnxruntime's reduce_range); int8 sources are taken
+// only with VNNI (int8_conv_runs).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "inferopt/runtime/kernel.hpp"
+
+namespace inferopt::ir {
+class node;
+class value;
+}
+
+namespace inferopt::runtime::nn {
+
+/// The values of `v` when it is a constant initializer (not a graph input) of float32 scales;
+/// nullopt otherwise.
+[[nodiscard]] std::optional<std::vector<float>> constant_scales(const ir::value* v);
+
+/// The values of `v` when it is a constant initializer (not a graph input) of uint8, int8 or
+/// int32 zero points; nullopt otherwise.
+[[nodiscard]] std::optional<std::vector<std::int32_t>> constant_zero_points(const ir::value* v);
+
+/// Whether oneDNN runs int8 convolution `conv` (an ONNX Conv or QLinearConvNhwc node, whose
+/// attributes are read; weights of `w_dims`) with a JIT kernel on channels-last activations
+/// of `x_shape` ([N, C, H, W]; dims unknown before a run as representative values), from
+/// `x_type` to `y_type` (uint8 or int8). False without oneDNN, and for int8 sources on CPUs
+/// without VNNI (oneDNN would halve their weights).
+[[nodiscard]] bool int8_conv_runs(const ir::node& conv, const std::vector<std::int64_t>& w_dims,
+                                  const std::vector<std::int64_t>& x_shape, data_type x_type, data_type y_type);
+
+void register_int8_conv_kernels(kernel_registry& r);
+void register_int8_add_kernels(kernel_registry& r);
+
+}  // namespace inferopt::runtime::nn
