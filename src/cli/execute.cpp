@@ -155,8 +155,14 @@ void print_bench(const bench_options& o, const timings& t, const nlohmann::json&
 
 int bench_model(const bench_options& o) {
   if (o.iters < 1 || o.warmup < 0) throw error(errc::invalid_argument, "--iters must be >= 1 and --warmup >= 0");
-  ir::model m = load_checked(o.model);
-  runtime::session s(m, runtime::session_options{.threads = o.threads, .memory_plan = o.memory_plan});
+  // The model goes once the session is built: the session shares its weights, and releases
+  // those its kernels copy into their own layout, so they are then held once.
+  std::unique_ptr<runtime::session> session;
+  {
+    const ir::model m = load_checked(o.model);
+    session = std::make_unique<runtime::session>(m, runtime::session_options{.threads = o.threads, .memory_plan = o.memory_plan});
+  }
+  runtime::session& s = *session;
   s.set_profiling(o.profile);
   const runtime::tensor_map feeds = o.inputs.gather(s);
   for (int k = 0; k < o.warmup; ++k) (void)s.run(feeds);

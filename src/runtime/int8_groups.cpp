@@ -112,6 +112,29 @@ std::optional<quantized_weights> weights_of(ir::value* w) {
   return quantized_weights{dq, q, dq->input(1), *scales};
 }
 
+/// The int8 weights of a Gemm: DequantizeLinear of a constant int8 matrix with zero points 0
+/// and one scale, or one per output column (axis 0 of B^T with transB, else axis 1).
+std::optional<quantized_weights> matrix_weights_of(ir::value* w, bool transposed) {
+  ir::node* dq = w ? w->producer() : nullptr;
+  if (!dq || !dq->is("DequantizeLinear") || dq->inputs().size() < 2 || dq->attr_int("block_size", 0) != 0) return std::nullopt;
+  ir::value* q = dq->input(0);
+  if (!q || !q->is_constant() || !q->initializer()->has_data() || q->initializer()->dtype != data_type::int8 ||
+      q->initializer()->dims.size() != 2) {
+    return std::nullopt;
+  }
+  const auto scales = nn::constant_scales(dq->input(1));
+  const std::int64_t column_axis = transposed ? 0 : 1, columns = q->initializer()->dims[column_axis];
+  std::int64_t axis = dq->attr_int("axis", 1);
+  if (axis < 0) axis += 2;
+  const bool per_column = scales && static_cast<std::int64_t>(scales->size()) == columns && axis == column_axis;
+  if (!scales || (scales->size() != 1 && !per_column)) return std::nullopt;
+  if (dq->inputs().size() > 2 && dq->input(2)) {
+    const auto zeros = nn::constant_zero_points(dq->input(2));
+    if (!zeros || std::any_of(zeros->begin(), zeros->end(), [](std::int32_t z) { return z != 0; })) return std::nullopt;
+  }
+  return quantized_weights{dq, q, dq->input(1), *scales};
+}
+
 /// The conv's bias in accumulator units (x_scale * w_scale[m]) as int32, from DequantizeLinear
 /// of an int32 constant (taken as is when its scale is that product, as onnxruntime takes it)
 /// or a float constant; an empty vector when there is no bias; nullopt when it is neither.
@@ -169,6 +192,8 @@ class int8_rewrite {
       if (n->is("Conv") || n->op_type() == "FusedConv") convert_conv(*n);
       else if (n->is("Add")) convert_add(*n);
       else if (n->is("MaxPool")) convert_max_pool(*n);
+      else if (n->is("GlobalAveragePool") || n->is("AveragePool")) convert_global_average(*n);
+      else if (n->is("Gemm")) convert_gemm(*n);
     }
     if (!groups_.empty()) finish();
     fold_constant_dequantize();
@@ -261,6 +286,60 @@ class int8_rewrite {
       return;
     }
     add_group(n, *out, "MaxPoolNhwc", {channels_last(*x->q, n)}, std::move(n.attributes()), true);
+  }
+
+  /// Gemm(DequantizeLinear(uint8 A), DequantizeLinear(int8 constant B), C) with a float output
+  /// (a classifier's last layer): QGemm, which has no QuantizeLinear to fold, so the output
+  /// stays where it is and only the group's DequantizeLinear nodes go.
+  void convert_gemm(ir::node& n) {
+    if (n.inputs().size() < 2 || n.outputs().size() != 1 || n.attr_int("transA", 0) != 0 ||
+        n.attr_float("alpha", 1.0f) != 1.0f || (n.inputs().size() > 2 && n.attr_float("beta", 1.0f) != 1.0f)) {
+      return;
+    }
+    const auto a = dequantized_activation(n.input(0));
+    if (!a || a->type != data_type::uint8) return;
+    const bool trans_b = n.attr_int("transB", 0) != 0;
+    const auto b = matrix_weights_of(n.input(1), trans_b);
+    if (!b) return;
+    const std::vector<std::int64_t>& dims = b->q->initializer()->dims;
+    const std::int64_t k = trans_b ? dims[1] : dims[0], columns = trans_b ? dims[0] : dims[1];
+    if (!nn::int8_gemm_runs(k, columns)) return;
+    const float a_scale = nn::constant_scales(a->dq->input(1))->front();
+    const auto bias = accumulator_bias(n, a_scale, b->scales, columns);
+    if (!bias) return;
+    ir::value* bias_value = nullptr;
+    if (!bias->empty()) {
+      std::string name = g_.unique_name(n.output(0)->name() + ".int8_bias");
+      bias_value = g_.add_initializer(name, ir::tensor::from_values<std::int32_t>(name, {columns}, *bias));
+    }
+    std::vector<ir::attribute> attributes = only(ir::attribute::make_int("transB", trans_b ? 1 : 0));
+    std::string label = n.label();
+    n.set_name("");
+    ir::node* q = g_.add_node({"QGemm", {a->q, a->dq->input(1), a->dq->input(2), b->q, b->scale, nullptr, bias_value}, {""},
+                               std::move(attributes), std::move(label), executor_fused_domain}, &n);
+    ++added_;
+    q->output(0)->set_type(n.output(0)->type());
+    groups_.push_back({{&n}, n.output(0), q->output(0), false});
+  }
+
+  /// GlobalAveragePool, or an AveragePool whose window is its whole (static) input, unpadded.
+  void convert_global_average(ir::node& n) {
+    if (n.inputs().size() != 1 || n.outputs().size() != 1) return;
+    if (n.is("AveragePool")) {
+      const ir::value* in = n.input(0);
+      if (!in->type() || !in->type()->has_static_shape() || in->type()->dims->size() != 4) return;
+      const auto& d = *in->type()->dims;
+      const std::vector<std::int64_t> pads = n.attr_ints("pads", {});
+      const bool unpadded = std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; }) &&
+                            (n.attr_string("auto_pad", "NOTSET") == "NOTSET" || n.attr_string("auto_pad", "NOTSET") == "VALID");
+      if (!unpadded || n.attr_ints("kernel_shape", {}) != std::vector<std::int64_t>{d[2].value(), d[3].value()}) return;
+    }
+    const auto x = dequantized_activation(n.input(0));
+    if (!x) return;  // X is 4-D, as a 2-D pool reads it
+    const auto out = requantized_output(n.output(0));
+    if (!out || out->relu || out->type != x->type) return;
+    add_group(n, *out, "QLinearGlobalAveragePoolNhwc",
+              {channels_last(*x->q, n), x->dq->input(1), x->dq->input(2), out->q->input(1), out->q->input(2)}, {}, true);
   }
 
   /// Whether a and b have one known static shape: no broadcasting.

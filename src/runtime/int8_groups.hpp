@@ -8,7 +8,9 @@
 //   a JIT int8 kernel;
 // - DequantizeLinear(a) + DequantizeLinear(b) -> [Relu] -> QuantizeLinear becomes QLinearAdd;
 // - DequantizeLinear(x) -> MaxPool -> QuantizeLinear with the same scale and zero point becomes
-//   MaxPoolNhwc.
+//   MaxPoolNhwc;
+// - DequantizeLinear(x) -> GlobalAveragePool (or an AveragePool over the whole static input,
+//   unpadded) -> QuantizeLinear becomes QLinearGlobalAveragePoolNhwc.
 // Scales and zero points must be constant scalars (per channel for the weights), activations
 // uint8 or int8. The groups' int8 tensors are held channels-last ([N, H, W, C],
 // kernels/int8_nhwc.hpp): a Transpose enters that layout where a chain starts and leaves it

@@ -105,6 +105,8 @@ const kernel_registry& builtin_kernels() {
     nn::register_nchwc_kernels(r);
     nn::register_int8_conv_kernels(r);
     nn::register_int8_add_kernels(r);
+    nn::register_int8_pool_kernels(r);
+    nn::register_int8_gemm_kernels(r);
     return r;
   }();
   return registry;

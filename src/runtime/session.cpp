@@ -130,6 +130,43 @@ void session::prepare(const ir::graph& g, const kernel_registry& kernels) {
   for (std::size_t s = 0; s < slots_.size(); ++s) keep[s] = keep[s] || is_constant_slot_[s];
   arena_ = std::make_unique<detail::session_arena>(std::move(last_use), std::move(keep));
   placement_ = std::make_unique<detail::output_placement>();
+  find_releasable_constants();
+}
+
+void session::find_releasable_constants() {
+  std::map<std::size_t, constant_readers> by_slot;
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    for (std::size_t k = 0; k < steps_[i].inputs.size(); ++k) {
+      const std::size_t s = steps_[i].inputs[k];
+      if (s != no_slot && is_constant_slot_[s]) by_slot[s].readers.emplace_back(i, k);
+    }
+  }
+  for (ir::value* v : graph_->initializers()) {
+    // A graph input's initializer is a default a feed may replace; a graph output is returned.
+    auto found = by_slot.find(slot_of_.at(v->name()));
+    if (found == by_slot.end() || v->is_graph_input() || v->is_graph_output()) continue;
+    found->second.slot = found->first;
+    found->second.name = v->name();
+    releasable_.push_back(std::move(found->second));
+  }
+}
+
+void session::release_copied_constants() {
+  // Kernels make their copies in their first run; asked once, after it.
+  std::vector<constant_readers> candidates = std::move(releasable_);
+  releasable_.clear();
+  for (const constant_readers& c : candidates) {
+    const bool copied = std::all_of(c.readers.begin(), c.readers.end(), [&](const auto& r) {
+      return steps_[r.first].run->holds_own_copy(r.second);
+    });
+    if (!copied) continue;
+    slots_[c.slot] = tensor();
+    ir::value* v = graph_->find_value(c.name);
+    ir::tensor data_less;
+    data_less.dtype = v->initializer()->dtype;
+    data_less.dims = v->initializer()->dims;
+    graph_->set_initializer(v, std::move(data_less));
+  }
 }
 
 void session::add_slots(const ir::graph& g) {
@@ -336,6 +373,7 @@ tensor_map session::run(const tensor_map& feeds) {
   run_state r = begin_run();
   for (std::size_t step_index = 0; step_index < steps_.size(); ++step_index) run_step(step_index, r);
   finish_run(r);
+  if (!releasable_.empty()) release_copied_constants();
 
   tensor_map result;
   for (std::size_t k = 0; k < outputs_.size(); ++k) result[outputs_[k].name] = slots_[output_slots_[k]];

@@ -220,6 +220,34 @@ TEST_CASE("blocked conv follows input shapes that change between runs", "[runtim
   }
 }
 
+TEST_CASE("a session holds blocked conv weights once: it releases the initializers after the first run",
+          "[runtime][nchwc]") {
+  ir::model m = opset17_model("released");
+  ir::graph_builder gb(m.graph(), 3);
+  ir::shape dims{ir::dim{1}, ir::dim{16}, ir::dim{"height"}, ir::dim{"width"}};
+  ir::value* x = gb.input("x", ir::data_type::float32, dims);
+  gb.output(gb.relu(conv(gb, gb.relu(conv(gb, x, 16, 32, 3)), 32, 16, 3, 1, 2)));
+  std::vector<const ir::tensor*> weights;
+  for (const ir::value* v : m.graph().initializers()) {
+    if (v->initializer()->dims.size() == 4) weights.push_back(v->initializer());
+  }
+  REQUIRE(weights.size() == 2);
+  runtime::session blocked(m, runtime::session_options{.threads = 1});
+  runtime::session plain(m, runtime::session_options{.threads = 1, .rewrite_graph = false});
+  // Before a run the session shares each weight (its graph copy and its constant slot).
+  for (const ir::tensor* w : weights) CHECK(w->bytes.use_count() > 1);
+  for (std::int64_t h : {9, 5, 12}) {
+    INFO("height " << h);
+    const auto values = random_values(static_cast<std::size_t>(16 * h * 7), 4);
+    const runtime::tensor_map feeds{{"x", tensor::from_values<float>({1, 16, h, 7}, values)}};
+    CHECK(test::compare_tensors(blocked.run(feeds).begin()->second, plain.run(feeds).begin()->second, 1e-4, 1e-4) == "");
+    if (runtime::blocked_layout_block() > 0) {
+      // Only the model and the plain session still hold them; new shapes reorder from the kernels' copies.
+      for (const ir::tensor* w : weights) CHECK(w->bytes.use_count() == 3);
+    }
+  }
+}
+
 TEST_CASE("an observer and the per-node profile see the model's values and node names", "[runtime][nchwc]") {
   ir::model m = opset17_model("observed");
   ir::graph_builder gb(m.graph(), 5);

@@ -63,6 +63,13 @@ class kernel {
  public:
   virtual ~kernel() = default;
   virtual void compute(kernel_context& ctx) = 0;
+  /// Whether the kernel now holds its own copy of constant input `input` (weights reordered
+  /// into its layout) and reads the session's tensor only when a feed overrides it: the session
+  /// may then drop its reference to the initializer, so the weights are held once.
+  [[nodiscard]] virtual bool holds_own_copy(std::size_t input) const noexcept {
+    (void)input;
+    return false;
+  }
 };
 
 /// What a factory gets to build a kernel: the node and the opset its domain imports.

@@ -65,6 +65,9 @@ using tensor_map = std::map<std::string, tensor, std::less<>>;
 class session {
  public:
   /// Copies the graph's structure (weights are shared, not copied) and builds every kernel.
+  /// Where a kernel keeps its own reordered copy of a weight (the blocked convolutions), the
+  /// session drops its reference to that initializer after the first run: a caller that then
+  /// drops its model too holds those weights once.
   /// @throws error(errc::unsupported) listing every op without a kernel (op, domain, opset)
   ///         at once; error(errc::invalid_model) for attributes a kernel refuses.
   explicit session(const ir::model& m, session_options options = {});
@@ -107,6 +110,11 @@ class session {
   void run_step(std::size_t step_index, run_state& r);
   void store_outputs(const step& s, std::vector<tensor>& outs);
   void finish_run(const run_state& r);
+  /// The constants (not graph inputs or outputs) steps read, with their readers.
+  void find_releasable_constants();
+  /// After the first run: drops the session's references to the constants whose readers all
+  /// hold their own copy (kernel::holds_own_copy).
+  void release_copied_constants();
 
   std::unique_ptr<ir::graph> graph_;
   std::int64_t opset_ = 0;
@@ -120,6 +128,12 @@ class session {
   std::vector<bool> is_constant_slot_;
   std::map<std::string, std::size_t, std::less<>> slot_of_;
   std::vector<std::size_t> output_slots_;
+  struct constant_readers {
+    std::size_t slot;
+    std::string name;
+    std::vector<std::pair<std::size_t, std::size_t>> readers;  // (step, input position)
+  };
+  std::vector<constant_readers> releasable_;  // until the first run ends
   std::unique_ptr<detail::buffer_pool> pool_;
   std::unique_ptr<detail::session_arena> arena_;
   std::unique_ptr<detail::output_placement> placement_;

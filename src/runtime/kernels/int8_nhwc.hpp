@@ -16,6 +16,11 @@
 //   a and b of one shape and type (any layout), optional `activation` "Relu".
 // - MaxPoolNhwc: MaxPool of a uint8 or int8 [N, H, W, C] tensor (max commutes with the
 //   monotonic quantization, so a MaxPool between equal Q/DQ parameters needs no float).
+// - QLinearGlobalAveragePoolNhwc (x, x_scale, x_zero_point, y_scale, y_zero_point): the
+//   requantized mean of each channel over H x W; y [N, 1, 1, C].
+// - QGemm (a, a_scale, a_zero_point, b, b_scale, b_zero_point, C), attribute transB: a
+//   classifier's Gemm on int8 A [M, K] and B, float32 output (like com.microsoft QGemm
+//   without y_scale); C int32 in units of a_scale * b_scale.
 //
 // Numerics: onnxruntime's. Products accumulate exactly in int32; the requantization is in
 // float32 (y = round_half_even((acc + B) * x_scale * w_scale / y_scale) + y_zero_point,
@@ -54,7 +59,12 @@ namespace inferopt::runtime::nn {
 [[nodiscard]] bool int8_conv_runs(const ir::node& conv, const std::vector<std::int64_t>& w_dims,
                                   const std::vector<std::int64_t>& x_shape, data_type x_type, data_type y_type);
 
+/// Whether oneDNN runs QGemm of uint8 A [M, K] and int8 B [K, N] with an optimized kernel.
+[[nodiscard]] bool int8_gemm_runs(std::int64_t k, std::int64_t n);
+
 void register_int8_conv_kernels(kernel_registry& r);
 void register_int8_add_kernels(kernel_registry& r);
+void register_int8_pool_kernels(kernel_registry& r);
+void register_int8_gemm_kernels(kernel_registry& r);
 
 }  // namespace inferopt::runtime::nn

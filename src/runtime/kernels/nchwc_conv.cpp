@@ -97,9 +97,11 @@ class nchwc_conv_kernel final : public kernel {
 
   void compute(kernel_context& ctx) override {
     const tensor& x = ctx.input(0);
-    const tensor& w = ctx.input(1);
-    if (w.dtype() != data_type::float32 || w.shape() != shape_t(spec_.w_shape.begin(), spec_.w_shape.end())) {
-      ctx.fail("W of shape " + to_string(w.shape()) + " is not the " + dims_text(spec_.w_shape) + " the conv was built for");
+    // W is absent once the session released the initializer to this kernel's copy; a feed
+    // overriding the initializer (old models list it as an input) is reordered for this run.
+    const tensor* fed = ctx.has_input(1) && ctx.input(1).raw() != weights_ ? &ctx.input(1) : nullptr;
+    if (fed && (fed->dtype() != data_type::float32 || fed->shape() != shape_t(spec_.w_shape.begin(), spec_.w_shape.end()))) {
+      ctx.fail("W of shape " + to_string(fed->shape()) + " is not the " + dims_text(spec_.w_shape) + " the conv was built for");
     }
     const bool plain_input = x.rank() == 4;
     const std::int64_t channels = spec_.w_shape[1] * spec_.group;
@@ -123,8 +125,7 @@ class nchwc_conv_kernel final : public kernel {
     primitive& p = primitive_for(n, h, wd, g, plain_input, has_bias);
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
-    // A graph input may override the initializer: then its weights are reordered for this run.
-    const memory weights = w.raw() == weights_ ? p.weights : reordered(w.data<float>(), p.weights.get_desc());
+    const memory weights = fed ? reordered(fed->data<float>(), p.weights.get_desc()) : p.weights;
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, p.dst}};
     if (has_bias) {
       if (ctx.input(2).element_count() != m) ctx.fail("B must have " + std::to_string(m) + " values");
@@ -161,20 +162,30 @@ class nchwc_conv_kernel final : public kernel {
   }
 
   /// The initializer's weights in `layout`, reordered on first need and shared by primitives
-  /// that want it.
+  /// that want it. After the first, a layout is reordered from a copy the kernel holds, not
+  /// from the initializer, which the session may have released (holds_own_copy).
   memory reordered_weights(const memory::desc& layout) {
     for (const memory& m : weight_layouts_) {
       if (m.get_desc() == layout) return m;
     }
-    memory target = reordered(weights_, layout);
+    memory target = weight_layouts_.empty() ? reordered(weights_, layout) : reordered(weight_layouts_.back(), layout);
     if (weight_layouts_.size() == max_primitives) weight_layouts_.erase(weight_layouts_.begin());
     weight_layouts_.push_back(target);
     return target;
   }
 
+ public:
+  [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && !weight_layouts_.empty(); }
+
+ private:
+
   /// Weights `w` in ONNX's layout, reordered into a new memory of `layout`.
   memory reordered(const float* w, const memory::desc& layout) const {
-    memory source(onnx_weights_desc(spec_), onednn::engine(), const_cast<float*>(w));
+    return reordered(memory(onnx_weights_desc(spec_), onednn::engine(), const_cast<float*>(w)), layout);
+  }
+
+  /// Weights in `source`'s layout, reordered into a new memory of `layout`.
+  static memory reordered(memory source, const memory::desc& layout) {
     memory target(layout, onednn::engine());
     dnnl::reorder(source, target).execute(onednn::stream(), source, target);
     return target;
@@ -182,7 +193,7 @@ class nchwc_conv_kernel final : public kernel {
 
   static constexpr std::size_t max_primitives = 4;
   conv_spec spec_;
-  const float* weights_;  // the initializer's data (kept alive by the session's graph)
+  const float* weights_;  // the initializer's data: read for the first layout only
   std::list<primitive> cache_;
   std::vector<memory> weight_layouts_;
 };

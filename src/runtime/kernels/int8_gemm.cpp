@@ -1,0 +1,175 @@
+// inferopt.cpu QGemm (int8_nhwc.hpp): Y = (A - a_zero_point) B a_scale b_scale + C for uint8 or
+// int8 A [M, K], constant int8 B ([K, N], or [N, K] with transB) with zero points 0 and one
+// scale or one per output column, int32 C [N] in units of a_scale * b_scale; Y float32 [M, N].
+// oneDNN's int8 matmul (VNNI where the CPU has it) on B reordered once into its layout; one
+// primitive per row count (at most four kept).
+#include "int8_nhwc.hpp"
+
+#ifdef INFEROPT_WITH_ONEDNN
+#include <algorithm>
+#include <list>
+
+#include "inferopt/ir/graph.hpp"
+#include "nn_common.hpp"
+#include "omp_team.hpp"
+#include "onednn_common.hpp"
+
+namespace inferopt::runtime::nn {
+namespace {
+
+using dnnl::memory;
+
+struct qgemm_spec {
+  std::int64_t k = 0, n = 0;
+  bool trans_b = false;
+  memory::data_type a_type = memory::data_type::u8;
+  std::int32_t a_zero = 0;
+  std::vector<float> scales;  // a_scale * b_scale, one or one per column
+  bool has_bias = false;
+};
+
+dnnl::matmul::primitive_desc describe_qgemm(const qgemm_spec& s, std::int64_t m) {
+  using tag = memory::format_tag;
+  const memory::desc a({m, s.k}, s.a_type, tag::ab), b({s.k, s.n}, memory::data_type::s8, tag::any),
+      bias({1, s.n}, memory::data_type::s32, tag::ab), y({m, s.n}, memory::data_type::f32, tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(s.scales.size() > 1 ? 1 << 1 : 0, s.scales);
+  if (s.a_zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {s.a_zero});
+  return {s.has_bias ? dnnl::matmul::desc(a, b, bias, y) : dnnl::matmul::desc(a, b, y), attr, onednn::engine()};
+}
+
+class qgemm_kernel final : public kernel {
+ public:
+  qgemm_kernel(qgemm_spec spec, const std::int8_t* weights) : spec_(std::move(spec)), weights_(weights) {}
+
+  void compute(kernel_context& ctx) override {
+    const tensor& a = ctx.input(0);
+    const data_type a_type = spec_.a_type == memory::data_type::s8 ? data_type::int8 : data_type::uint8;
+    if (a.dtype() != a_type || a.rank() != 2 || a.dim(1) != spec_.k) {
+      ctx.fail("A of shape " + to_string(a.shape()) + " is not the " + std::string(ir::to_string(a_type)) + " [M, " +
+               std::to_string(spec_.k) + "] matrix B was built for");
+    }
+    const std::int64_t m = a.dim(0);
+    tensor& y = ctx.allocate_output(0, data_type::float32, {m, spec_.n});
+    if (m == 0) return;
+    const omp_team_for_call team(ctx.threads());  // oneDNN sizes its partition at creation
+    primitive& p = primitive_for(m);
+    p.a.set_data_handle(const_cast<void*>(a.raw()));
+    p.y.set_data_handle(y.mutable_raw());
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.y}};
+    if (spec_.has_bias) {
+      const tensor& c = ctx.input(6);
+      if (c.dtype() != data_type::int32 || c.element_count() != spec_.n) ctx.fail("C must be " + std::to_string(spec_.n) + " int32 values");
+      p.bias.set_data_handle(const_cast<void*>(c.raw()));
+      args.emplace(DNNL_ARG_BIAS, p.bias);
+    }
+    p.run.execute(onednn::stream(), args);
+  }
+
+ private:
+  struct primitive {
+    std::int64_t m;
+    dnnl::matmul run;
+    memory a, b, bias, y;
+  };
+
+  primitive& primitive_for(std::int64_t m) {
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->m == m) {
+        cache_.splice(cache_.begin(), cache_, it);
+        return cache_.front();
+      }
+    }
+    const auto pd = describe_qgemm(spec_, m);
+    primitive p{m, dnnl::matmul(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE), packed(pd.weights_desc()),
+                memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE), memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+    if (cache_.size() == max_primitives) cache_.pop_back();
+    cache_.push_front(std::move(p));
+    return cache_.front();
+  }
+
+  /// B in `layout`, reordered on first need and shared by the primitives that want it.
+  memory packed(const memory::desc& layout) {
+    for (const memory& b : layouts_) {
+      if (b.get_desc() == layout) return b;
+    }
+    using tag = memory::format_tag;
+    memory source({{spec_.k, spec_.n}, memory::data_type::s8, spec_.trans_b ? tag::ba : tag::ab}, onednn::engine(),
+                  const_cast<std::int8_t*>(weights_));
+    memory target(layout, onednn::engine());
+    dnnl::reorder(source, target).execute(onednn::stream(), source, target);
+    if (layouts_.size() == max_primitives) layouts_.erase(layouts_.begin());
+    layouts_.push_back(target);
+    return target;
+  }
+
+  static constexpr std::size_t max_primitives = 4;
+  qgemm_spec spec_;
+  const std::int8_t* weights_;  // the initializer's data (kept alive by the session's graph)
+  std::list<primitive> cache_;
+  std::vector<memory> layouts_;
+};
+
+/// One scalar of a constant quantization parameter. @throws via info.unsupported otherwise.
+template <class Read>
+auto scalar(const kernel_build_info& info, std::size_t index, Read read) {
+  const auto values = read(index < info.node.inputs().size() ? info.node.input(index) : nullptr);
+  if (!values || values->size() != 1) info.unsupported("input " + std::to_string(index) + " must be one constant value");
+  return values->front();
+}
+
+std::unique_ptr<kernel> make_qgemm(const kernel_build_info& info) {
+  const ir::node& n = info.node;
+  const ir::value* b = n.inputs().size() > 3 ? n.input(3) : nullptr;
+  if (!b || !b->is_constant() || !b->initializer()->has_data() || b->initializer()->dtype != data_type::int8 ||
+      b->initializer()->dims.size() != 2 || !n.input(2)) {
+    info.unsupported("QGemm needs a constant int8 matrix B and A's zero point");
+  }
+  qgemm_spec s;
+  s.trans_b = n.attr_int("transB", 0) != 0;
+  const auto& dims = b->initializer()->dims;
+  s.k = s.trans_b ? dims[1] : dims[0];
+  s.n = s.trans_b ? dims[0] : dims[1];
+  s.a_type = n.input(2)->elem_type() == data_type::int8 ? memory::data_type::s8 : memory::data_type::u8;
+  s.a_zero = scalar(info, 2, constant_zero_points);
+  const float a_scale = scalar(info, 1, constant_scales);
+  const auto b_scales = constant_scales(n.input(4));
+  if (!b_scales || (b_scales->size() != 1 && static_cast<std::int64_t>(b_scales->size()) != s.n)) {
+    info.unsupported("b_scale must be one constant or one per column");
+  }
+  for (const float bs : *b_scales) s.scales.push_back(a_scale * bs);
+  if (n.inputs().size() > 5 && n.input(5)) {
+    const auto zeros = constant_zero_points(n.input(5));
+    if (!zeros || std::any_of(zeros->begin(), zeros->end(), [](std::int32_t z) { return z != 0; })) {
+      info.unsupported("b_zero_point must be constant zeros");
+    }
+  }
+  s.has_bias = n.inputs().size() > 6 && n.input(6) != nullptr;
+  return std::make_unique<qgemm_kernel>(std::move(s), reinterpret_cast<const std::int8_t*>(b->initializer()->bytes->data()));
+}
+
+}  // namespace
+
+bool int8_gemm_runs(std::int64_t k, std::int64_t n) {
+  if (!int8_kernels_available()) return false;
+  try {
+    qgemm_spec s;
+    s.k = k;
+    s.n = n;
+    s.scales = {1.0f};
+    s.has_bias = true;
+    return !onednn::is_reference(describe_qgemm(s, 1).impl_info_str());
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void register_int8_gemm_kernels(kernel_registry& r) { r.add(executor_fused_domain, "QGemm", make_qgemm); }
+
+}  // namespace inferopt::runtime::nn
+#else
+namespace inferopt::runtime::nn {
+bool int8_gemm_runs(std::int64_t, std::int64_t) { return false; }
+void register_int8_gemm_kernels(kernel_registry&) {}
+}  // namespace inferopt::runtime::nn
+#endif
