@@ -83,8 +83,7 @@ std::vector<std::int64_t> representative_shape(const ir::value& v, std::int64_t 
   return {dim_or(0, 1), dim_or(1, channels), dim_or(2, representative_spatial), dim_or(3, representative_spatial)};
 }
 
-/// The int8 weights of a conv: DequantizeLinear of a constant int8 [M, C/g, kh, kw] with zero
-/// points 0 and one scale, or one per output channel (axis 0).
+/// A weight's int8 values, its scale value and the scales.
 struct quantized_weights {
   ir::node* dq;
   ir::value* q;
@@ -92,42 +91,23 @@ struct quantized_weights {
   std::vector<float> scales;
 };
 
-std::optional<quantized_weights> weights_of(ir::value* w) {
+/// The int8 weights `w` when it is DequantizeLinear of a constant int8 tensor of `rank` dims
+/// with zero points 0 and one scale, or one per index of dim `channel_axis` (a conv's output
+/// channels: 0; a Gemm's output columns: 0 of B^T with transB, else 1).
+std::optional<quantized_weights> weights_of(ir::value* w, std::size_t rank, std::int64_t channel_axis) {
   ir::node* dq = w ? w->producer() : nullptr;
   if (!dq || !dq->is("DequantizeLinear") || dq->inputs().size() < 2 || dq->attr_int("block_size", 0) != 0) return std::nullopt;
   ir::value* q = dq->input(0);
   if (!q || !q->is_constant() || !q->initializer()->has_data() || q->initializer()->dtype != data_type::int8 ||
-      q->initializer()->dims.size() != 4) {
+      q->initializer()->dims.size() != rank) {
     return std::nullopt;
   }
   const auto scales = nn::constant_scales(dq->input(1));
-  const std::int64_t m = q->initializer()->dims[0];
-  const std::int64_t axis = dq->attr_int("axis", 1);
-  const bool per_channel = scales && static_cast<std::int64_t>(scales->size()) == m && (axis == 0 || axis == -4);
-  if (!scales || (scales->size() != 1 && !per_channel)) return std::nullopt;
-  if (dq->inputs().size() > 2 && dq->input(2)) {
-    const auto zeros = nn::constant_zero_points(dq->input(2));
-    if (!zeros || std::any_of(zeros->begin(), zeros->end(), [](std::int32_t z) { return z != 0; })) return std::nullopt;
-  }
-  return quantized_weights{dq, q, dq->input(1), *scales};
-}
-
-/// The int8 weights of a Gemm: DequantizeLinear of a constant int8 matrix with zero points 0
-/// and one scale, or one per output column (axis 0 of B^T with transB, else axis 1).
-std::optional<quantized_weights> matrix_weights_of(ir::value* w, bool transposed) {
-  ir::node* dq = w ? w->producer() : nullptr;
-  if (!dq || !dq->is("DequantizeLinear") || dq->inputs().size() < 2 || dq->attr_int("block_size", 0) != 0) return std::nullopt;
-  ir::value* q = dq->input(0);
-  if (!q || !q->is_constant() || !q->initializer()->has_data() || q->initializer()->dtype != data_type::int8 ||
-      q->initializer()->dims.size() != 2) {
-    return std::nullopt;
-  }
-  const auto scales = nn::constant_scales(dq->input(1));
-  const std::int64_t column_axis = transposed ? 0 : 1, columns = q->initializer()->dims[column_axis];
   std::int64_t axis = dq->attr_int("axis", 1);
-  if (axis < 0) axis += 2;
-  const bool per_column = scales && static_cast<std::int64_t>(scales->size()) == columns && axis == column_axis;
-  if (!scales || (scales->size() != 1 && !per_column)) return std::nullopt;
+  if (axis < 0) axis += static_cast<std::int64_t>(rank);
+  const std::int64_t channels = q->initializer()->dims[channel_axis];
+  const bool per_channel = scales && static_cast<std::int64_t>(scales->size()) == channels && axis == channel_axis;
+  if (!scales || (scales->size() != 1 && !per_channel)) return std::nullopt;
   if (dq->inputs().size() > 2 && dq->input(2)) {
     const auto zeros = nn::constant_zero_points(dq->input(2));
     if (!zeros || std::any_of(zeros->begin(), zeros->end(), [](std::int32_t z) { return z != 0; })) return std::nullopt;
@@ -220,7 +200,7 @@ class int8_rewrite {
   void convert_conv(ir::node& n) {
     if (!is_int8_conv_candidate(n) || n.inputs().size() < 2 || n.outputs().size() != 1) return;
     const auto x = dequantized_activation(n.input(0));
-    const auto w = weights_of(n.input(1));
+    const auto w = weights_of(n.input(1), 4, 0);
     if (!x || !w) return;  // X is 4-D, as a 2-D conv reads it: it can be held channels-last
     const auto out = requantized_output(n.output(0));
     if (!out) return;
@@ -299,7 +279,7 @@ class int8_rewrite {
     const auto a = dequantized_activation(n.input(0));
     if (!a || a->type != data_type::uint8) return;
     const bool trans_b = n.attr_int("transB", 0) != 0;
-    const auto b = matrix_weights_of(n.input(1), trans_b);
+    const auto b = weights_of(n.input(1), 2, trans_b ? 0 : 1);
     if (!b) return;
     const std::vector<std::int64_t>& dims = b->q->initializer()->dims;
     const std::int64_t k = trans_b ? dims[1] : dims[0], columns = trans_b ? dims[0] : dims[1];

@@ -151,3 +151,61 @@ TEST_CASE("a kernel error names the node", "[runtime][session]") {
   runtime::session s(m, runtime::session_options{.kernels = &kernels});
   CHECK_THROWS_WITH(s.run({{"x", tensor::from_values<float>({2}, {0, 0})}}), Catch::Contains("'the_add' (Add): shapes differ"));
 }
+
+namespace {
+
+/// y[r, j] = sum_i a[r, i] w[i, j] (+ bias[j]), in double: the reference for the packed products.
+std::vector<double> reference_product(const std::vector<float>& a, const std::vector<float>& w, std::int64_t rows,
+                                      std::int64_t k, std::int64_t n, bool w_transposed, const std::vector<float>& bias) {
+  std::vector<double> y(static_cast<std::size_t>(rows * n), 0.0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      double sum = bias.empty() ? 0.0 : bias[j];
+      for (std::int64_t i = 0; i < k; ++i) sum += double(a[r * k + i]) * (w_transposed ? w[j * k + i] : w[i * n + j]);
+      y[r * n + j] = sum;
+    }
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("a session releases the weights its products packed and computes every later shape from their copy",
+          "[runtime][session]") {
+  constexpr std::int64_t k = 32, n = 24;
+  ir::model m = ir::make_model("released_products");
+  ir::graph& g = m.graph();
+  ir::graph_builder gb(g);
+  ir::value* a = gb.input("a", ir::data_type::float32, {ir::dim("rows"), ir::dim(k)});
+  std::vector<float> w(k * n), wt(n * k), bias(n);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 7) % 13) * 0.1f - 0.6f;
+  for (std::size_t i = 0; i < wt.size(); ++i) wt[i] = static_cast<float>((i * 5) % 11) * 0.1f - 0.5f;
+  for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = 0.01f * static_cast<float>(i);
+  ir::value* wv = gb.constant("w", {k, n}, w);
+  ir::value* wtv = gb.constant("wt", {n, k}, wt);
+  gb.output(gb.op("MatMul", {a, wv}));
+  std::vector<ir::attribute> trans;
+  trans.push_back(ir::attribute::make_int("transB", 1));
+  gb.output(gb.op("Gemm", {a, wtv, gb.constant("bias", {n}, bias)}, std::move(trans)));
+  runtime::session s(m, runtime::session_options{.threads = 1});
+  // More row counts than a product keeps primitives for: the later ones run nn::gemm on W
+  // unpacked from the copy.
+  for (std::int64_t rows : {3, 1, 5, 8, 2, 7, 3}) {
+    INFO("rows " << rows);
+    std::vector<float> av(static_cast<std::size_t>(rows * k));
+    for (std::size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>((i * 3) % 17) * 0.05f - 0.4f;
+    const runtime::tensor_map out = s.run({{"a", runtime::tensor::from_values<float>({rows, k}, av)}});
+    const std::vector<double> want_mm = reference_product(av, w, rows, k, n, false, {});
+    const std::vector<double> want_gemm = reference_product(av, wt, rows, k, n, true, bias);
+    const runtime::tensor& mm = out.at(g.outputs()[0]->name());
+    const runtime::tensor& gemm = out.at(g.outputs()[1]->name());
+    for (std::size_t i = 0; i < want_mm.size(); ++i) {
+      CHECK(mm.data<float>()[i] == Approx(want_mm[i]).margin(1e-4));
+      CHECK(gemm.data<float>()[i] == Approx(want_gemm[i]).margin(1e-4));
+    }
+    if (runtime::int8_kernels_available()) {  // oneDNN serves: its products packed W, the session let go
+      CHECK(wv->initializer()->bytes.use_count() == 1);
+      CHECK(wtv->initializer()->bytes.use_count() == 1);
+    }
+  }
+}

@@ -35,7 +35,10 @@ struct session_options {
   /// Let the session rewrite its own copy of the graph for speed: chains of 2-D convolutions,
   /// pools and elementwise ops run on channel-blocked activations (oneDNN's nChw16c on
   /// AVX-512), reordered only where a chain starts and ends; a GELU after a linear layer runs
-  /// in the layer's product. Results are those of the graph as given (within float rounding).
+  /// in the layer's product; a QDQ model's quantized groups (DequantizeLinear -> Conv / Add /
+  /// MaxPool / GlobalAveragePool -> QuantizeLinear, and Gemm) run on int8 kernels.
+  /// Results are those of the graph as given (within float rounding; int8 outputs within
+  /// one unit, as onnxruntime's int8 kernels give them).
   /// Not done with an observer (it sees every value as the model has it) or another registry.
   bool rewrite_graph = true;
 };

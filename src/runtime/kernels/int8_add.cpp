@@ -43,24 +43,16 @@ class qlinear_add_kernel final : public kernel {
   requantize_sum_params params_;
 };
 
-/// The one value of constant input `index`. @throws via info.unsupported otherwise.
-template <class Read>
-auto scalar(const kernel_build_info& info, std::size_t index, Read read) {
-  const auto values = read(index < info.node.inputs().size() ? info.node.input(index) : nullptr);
-  if (!values || values->size() != 1) info.unsupported("input " + std::to_string(index) + " must be one constant value");
-  return values->front();
-}
-
 std::unique_ptr<kernel> make_qlinear_add(const kernel_build_info& info) {
   const ir::node& n = info.node;
   if (n.inputs().size() != 8 || !n.input(2) || !n.input(5) || !n.input(7)) info.unsupported("QLinearAdd needs all 8 inputs");
   const data_type type = n.input(7)->elem_type();
   if (type != data_type::uint8 && type != data_type::int8) info.unsupported("only uint8 and int8 are supported");
   if (n.input(2)->elem_type() != type || n.input(5)->elem_type() != type) info.unsupported("A, B and Y must share one type");
-  const float sa = scalar(info, 1, constant_scales), sb = scalar(info, 4, constant_scales), sy = scalar(info, 6, constant_scales);
-  const float za = static_cast<float>(scalar(info, 2, constant_zero_points));
-  const float zb = static_cast<float>(scalar(info, 5, constant_zero_points));
-  const float zy = static_cast<float>(scalar(info, 7, constant_zero_points));
+  const float sa = scalar_scale(info, 1), sb = scalar_scale(info, 4), sy = scalar_scale(info, 6);
+  const float za = static_cast<float>(scalar_zero_point(info, 2));
+  const float zb = static_cast<float>(scalar_zero_point(info, 5));
+  const float zy = static_cast<float>(scalar_zero_point(info, 7));
   if (!(sy > 0.0f)) info.fail("y_scale must be positive");
   requantize_sum_params p{};
   p.a_ratio = sa / sy;

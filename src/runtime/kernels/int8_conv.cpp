@@ -9,7 +9,6 @@
 
 #ifdef INFEROPT_WITH_ONEDNN
 #include <algorithm>
-#include <list>
 
 #include "inferopt/ir/graph.hpp"
 #include "nn_common.hpp"
@@ -102,54 +101,32 @@ class qconv_kernel final : public kernel {
   };
 
   primitive& primitive_for(std::int64_t n, std::int64_t h, std::int64_t w, const window_geometry& g) {
-    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if (it->n == n && it->h == h && it->w == w) {
-        cache_.splice(cache_.begin(), cache_, it);
-        return cache_.front();
-      }
-    }
-    const auto pd = describe_qconv(spec_, n, h, w, g);
-    primitive p{n, h, w, dnnl::convolution_forward(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                reordered_weights(pd.weights_desc()), memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
-    if (cache_.size() == max_primitives) cache_.pop_back();
-    cache_.push_front(std::move(p));
-    return cache_.front();
+    return cache_.find_or_make([&](const primitive& p) { return p.n == n && p.h == h && p.w == w; }, [&] {
+      const auto pd = describe_qconv(spec_, n, h, w, g);
+      return primitive{n, h, w, dnnl::convolution_forward(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                       weights_in_.in(pd.weights_desc(), [&] { return onnx_weights(); }),
+                       memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+    });
   }
 
-  /// The weights in `layout` (which may carry oneDNN's compensation for int8 sources),
-  /// reordered on first need and shared by the primitives that want it.
-  memory reordered_weights(const memory::desc& layout) {
-    for (const memory& m : weight_layouts_) {
-      if (m.get_desc() == layout) return m;
-    }
+  /// The initializer's weights as ONNX lays them out (oihw, or goihw per group). Each layout
+  /// is reordered from them (one with oneDNN's compensation for int8 sources or zero points
+  /// cannot be the source of another).
+  [[nodiscard]] memory onnx_weights() const {
     const std::int64_t m = spec_.w_shape[0], cg = spec_.w_shape[1];
-    const memory::desc onnx_layout =
+    const memory::desc layout =
         spec_.group == 1 ? memory::desc({m, cg, spec_.w_shape[2], spec_.w_shape[3]}, memory::data_type::s8, memory::format_tag::oihw)
                          : memory::desc({spec_.group, m / spec_.group, cg, spec_.w_shape[2], spec_.w_shape[3]},
                                         memory::data_type::s8, memory::format_tag::goihw);
-    memory source(onnx_layout, onednn::engine(), const_cast<std::int8_t*>(weights_));
-    memory target(layout, onednn::engine());
-    dnnl::reorder(source, target).execute(onednn::stream(), source, target);
-    if (weight_layouts_.size() == max_primitives) weight_layouts_.erase(weight_layouts_.begin());
-    weight_layouts_.push_back(target);
-    return target;
+    return memory(layout, onednn::engine(), const_cast<std::int8_t*>(weights_));
   }
 
-  static constexpr std::size_t max_primitives = 4;
   qconv_spec spec_;
   const std::int8_t* weights_;  // the initializer's data (kept alive by the session's graph)
-  std::list<primitive> cache_;
-  std::vector<memory> weight_layouts_;
+  onednn::recent_primitives<primitive> cache_;
+  onednn::weight_layouts<> weights_in_;
 };
-
-/// One scalar of a constant quantization parameter. @throws via info.fail otherwise.
-template <class T, class Read>
-T scalar_param(const kernel_build_info& info, std::size_t index, const char* what, Read read) {
-  const auto values = read(index < info.node.inputs().size() ? info.node.input(index) : nullptr);
-  if (!values || values->size() != 1) info.unsupported(std::string(what) + " must be one constant value");
-  return values->front();
-}
 
 /// The spec of `n` (QLinearConvNhwc) or, for a probe, of an ONNX Conv `n` with the given weight
 /// dims, types and neutral scales.
@@ -178,10 +155,10 @@ qconv_spec spec_of_qconv(const kernel_build_info& info) {
   const ir::value* y_zero = n.inputs().size() > 7 ? n.input(7) : nullptr;
   if (!x_zero || !y_zero) info.unsupported("x_zero_point and y_zero_point must be given");
   qconv_spec s = spec_of(info, w->initializer()->dims, x_zero->elem_type(), y_zero->elem_type());
-  const auto x_scale = scalar_param<float>(info, 1, "x_scale", constant_scales);
-  const auto y_scale = scalar_param<float>(info, 6, "y_scale", constant_scales);
-  s.x_zero = scalar_param<std::int32_t>(info, 2, "x_zero_point", constant_zero_points);
-  s.y_zero = scalar_param<std::int32_t>(info, 7, "y_zero_point", constant_zero_points);
+  const auto x_scale = scalar_scale(info, 1);
+  const auto y_scale = scalar_scale(info, 6);
+  s.x_zero = scalar_zero_point(info, 2);
+  s.y_zero = scalar_zero_point(info, 7);
   const auto w_scale = constant_scales(n.input(4));
   const std::int64_t m = s.w_shape[0];
   if (!w_scale || (w_scale->size() != 1 && static_cast<std::int64_t>(w_scale->size()) != m)) {

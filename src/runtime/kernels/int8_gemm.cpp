@@ -7,7 +7,6 @@
 
 #ifdef INFEROPT_WITH_ONEDNN
 #include <algorithm>
-#include <list>
 
 #include "inferopt/ir/graph.hpp"
 #include "nn_common.hpp"
@@ -74,49 +73,27 @@ class qgemm_kernel final : public kernel {
   };
 
   primitive& primitive_for(std::int64_t m) {
-    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if (it->m == m) {
-        cache_.splice(cache_.begin(), cache_, it);
-        return cache_.front();
-      }
-    }
-    const auto pd = describe_qgemm(spec_, m);
-    primitive p{m, dnnl::matmul(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE), packed(pd.weights_desc()),
-                memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE), memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
-    if (cache_.size() == max_primitives) cache_.pop_back();
-    cache_.push_front(std::move(p));
-    return cache_.front();
+    return cache_.find_or_make([&](const primitive& p) { return p.m == m; }, [&] {
+      const auto pd = describe_qgemm(spec_, m);
+      return primitive{m, dnnl::matmul(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                       weights_in_.in(pd.weights_desc(), [&] { return onnx_weights(); }),
+                       memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+    });
   }
 
-  /// B in `layout`, reordered on first need and shared by the primitives that want it.
-  memory packed(const memory::desc& layout) {
-    for (const memory& b : layouts_) {
-      if (b.get_desc() == layout) return b;
-    }
+  /// B as the initializer lays it out ([K, N], or [N, K] with transB).
+  [[nodiscard]] memory onnx_weights() const {
     using tag = memory::format_tag;
-    memory source({{spec_.k, spec_.n}, memory::data_type::s8, spec_.trans_b ? tag::ba : tag::ab}, onednn::engine(),
+    return memory({{spec_.k, spec_.n}, memory::data_type::s8, spec_.trans_b ? tag::ba : tag::ab}, onednn::engine(),
                   const_cast<std::int8_t*>(weights_));
-    memory target(layout, onednn::engine());
-    dnnl::reorder(source, target).execute(onednn::stream(), source, target);
-    if (layouts_.size() == max_primitives) layouts_.erase(layouts_.begin());
-    layouts_.push_back(target);
-    return target;
   }
 
-  static constexpr std::size_t max_primitives = 4;
   qgemm_spec spec_;
   const std::int8_t* weights_;  // the initializer's data (kept alive by the session's graph)
-  std::list<primitive> cache_;
-  std::vector<memory> layouts_;
+  onednn::recent_primitives<primitive> cache_;
+  onednn::weight_layouts<> weights_in_;
 };
-
-/// One scalar of a constant quantization parameter. @throws via info.unsupported otherwise.
-template <class Read>
-auto scalar(const kernel_build_info& info, std::size_t index, Read read) {
-  const auto values = read(index < info.node.inputs().size() ? info.node.input(index) : nullptr);
-  if (!values || values->size() != 1) info.unsupported("input " + std::to_string(index) + " must be one constant value");
-  return values->front();
-}
 
 std::unique_ptr<kernel> make_qgemm(const kernel_build_info& info) {
   const ir::node& n = info.node;
@@ -131,8 +108,8 @@ std::unique_ptr<kernel> make_qgemm(const kernel_build_info& info) {
   s.k = s.trans_b ? dims[1] : dims[0];
   s.n = s.trans_b ? dims[0] : dims[1];
   s.a_type = n.input(2)->elem_type() == data_type::int8 ? memory::data_type::s8 : memory::data_type::u8;
-  s.a_zero = scalar(info, 2, constant_zero_points);
-  const float a_scale = scalar(info, 1, constant_scales);
+  s.a_zero = scalar_zero_point(info, 2);
+  const float a_scale = scalar_scale(info, 1);
   const auto b_scales = constant_scales(n.input(4));
   if (!b_scales || (b_scales->size() != 1 && static_cast<std::int64_t>(b_scales->size()) != s.n)) {
     info.unsupported("b_scale must be one constant or one per column");

@@ -51,6 +51,11 @@ namespace inferopt::runtime::nn {
 /// int32 zero points; nullopt otherwise.
 [[nodiscard]] std::optional<std::vector<std::int32_t>> constant_zero_points(const ir::value* v);
 
+/// The one value of constant input `index` of the node being built: a scale, or a zero point.
+/// @throws via info.unsupported when it is not one constant value of such a type.
+[[nodiscard]] float scalar_scale(const kernel_build_info& info, std::size_t index);
+[[nodiscard]] std::int32_t scalar_zero_point(const kernel_build_info& info, std::size_t index);
+
 /// Whether oneDNN runs int8 convolution `conv` (an ONNX Conv or QLinearConvNhwc node, whose
 /// attributes are read; weights of `w_dims`) with a JIT kernel on channels-last activations
 /// of `x_shape` ([N, C, H, W]; dims unknown before a run as representative values), from

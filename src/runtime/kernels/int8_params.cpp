@@ -1,5 +1,6 @@
 // Reading the constant scales and zero points of quantized ops (int8_nhwc.hpp).
 #include <cstring>
+#include <string>
 
 #include "inferopt/ir/graph.hpp"
 #include "int8_nhwc.hpp"
@@ -41,6 +42,23 @@ std::optional<std::vector<std::int32_t>> constant_zero_points(const ir::value* v
     case data_type::int32: return widened<std::int32_t>(*t);
     default: return std::nullopt;
   }
+}
+
+namespace {
+
+template <class Read>
+auto scalar(const kernel_build_info& info, std::size_t index, Read read) {
+  const auto values = read(index < info.node.inputs().size() ? info.node.input(index) : nullptr);
+  if (!values || values->size() != 1) info.unsupported("input " + std::to_string(index) + " must be one constant value");
+  return values->front();
+}
+
+}  // namespace
+
+float scalar_scale(const kernel_build_info& info, std::size_t index) { return scalar(info, index, constant_scales); }
+
+std::int32_t scalar_zero_point(const kernel_build_info& info, std::size_t index) {
+  return scalar(info, index, constant_zero_points);
 }
 
 }  // namespace inferopt::runtime::nn

@@ -67,14 +67,6 @@ class qlinear_global_average_kernel final : public kernel {
   std::int32_t y_zero_;
 };
 
-/// The one value of constant input `index`. @throws via info.unsupported otherwise.
-template <class Read>
-auto scalar(const kernel_build_info& info, std::size_t index, Read read) {
-  const auto values = read(index < info.node.inputs().size() ? info.node.input(index) : nullptr);
-  if (!values || values->size() != 1) info.unsupported("input " + std::to_string(index) + " must be one constant value");
-  return values->front();
-}
-
 std::unique_ptr<kernel> make_global_average(const kernel_build_info& info) {
   const ir::node& n = info.node;
   if (n.inputs().size() != 5 || !n.input(2) || !n.input(4)) info.unsupported("QLinearGlobalAveragePoolNhwc needs all 5 inputs");
@@ -82,10 +74,10 @@ std::unique_ptr<kernel> make_global_average(const kernel_build_info& info) {
   if ((type != data_type::uint8 && type != data_type::int8) || n.input(2)->elem_type() != type) {
     info.unsupported("X and Y must both be uint8 or both int8");
   }
-  const float y_scale = scalar(info, 3, constant_scales);
+  const float y_scale = scalar_scale(info, 3);
   if (!(y_scale > 0.0f)) info.fail("y_scale must be positive");
-  return std::make_unique<qlinear_global_average_kernel>(type, scalar(info, 1, constant_scales), scalar(info, 2, constant_zero_points),
-                                                         y_scale, scalar(info, 4, constant_zero_points));
+  return std::make_unique<qlinear_global_average_kernel>(type, scalar_scale(info, 1), scalar_zero_point(info, 2),
+                                                         y_scale, scalar_zero_point(info, 4));
 }
 
 }  // namespace

@@ -17,7 +17,6 @@
 
 #ifdef INFEROPT_WITH_ONEDNN
 #include <cstring>
-#include <list>
 
 #include "inferopt/ir/graph.hpp"
 #include "onednn_common.hpp"
@@ -125,7 +124,7 @@ class nchwc_conv_kernel final : public kernel {
     primitive& p = primitive_for(n, h, wd, g, plain_input, has_bias);
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
-    const memory weights = fed ? reordered(fed->data<float>(), p.weights.get_desc()) : p.weights;
+    const memory weights = fed ? onednn::reordered(onnx_weights(fed->data<float>()), p.weights.get_desc()) : p.weights;
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, p.dst}};
     if (has_bias) {
       if (ctx.input(2).element_count() != m) ctx.fail("B must have " + std::to_string(m) + " values");
@@ -145,57 +144,37 @@ class nchwc_conv_kernel final : public kernel {
 
   primitive& primitive_for(std::int64_t n, std::int64_t h, std::int64_t w, const window_geometry& g, bool plain_input,
                            bool has_bias) {
-    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if (it->n == n && it->h == h && it->w == w && it->plain_input == plain_input && it->has_bias == has_bias) {
-        cache_.splice(cache_.begin(), cache_, it);
-        return cache_.front();
-      }
-    }
-    const auto pd = describe_conv(spec_, n, h, w, g, plain_input, has_bias);
-    primitive p{n, h, w, plain_input, has_bias, dnnl::convolution_forward(pd),
-                memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE), reordered_weights(pd.weights_desc()),
-                memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
-    if (cache_.size() == max_primitives) cache_.pop_back();
-    cache_.push_front(std::move(p));
-    return cache_.front();
+    return cache_.find_or_make(
+        [&](const primitive& p) { return p.n == n && p.h == h && p.w == w && p.plain_input == plain_input && p.has_bias == has_bias; },
+        [&] {
+          const auto pd = describe_conv(spec_, n, h, w, g, plain_input, has_bias);
+          return primitive{n, h, w, plain_input, has_bias, dnnl::convolution_forward(pd),
+                           memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE), reordered_weights(pd.weights_desc()),
+                           memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                           memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+        });
   }
 
-  /// The initializer's weights in `layout`, reordered on first need and shared by primitives
-  /// that want it. After the first, a layout is reordered from a copy the kernel holds, not
-  /// from the initializer, which the session may have released (holds_own_copy).
+  /// The initializer's weights in `layout`, shared by the primitives that want it. After the
+  /// first, a layout is reordered from a copy the kernel holds, not from the initializer, which
+  /// the session may have released (holds_own_copy).
   memory reordered_weights(const memory::desc& layout) {
-    for (const memory& m : weight_layouts_) {
-      if (m.get_desc() == layout) return m;
-    }
-    memory target = weight_layouts_.empty() ? reordered(weights_, layout) : reordered(weight_layouts_.back(), layout);
-    if (weight_layouts_.size() == max_primitives) weight_layouts_.erase(weight_layouts_.begin());
-    weight_layouts_.push_back(target);
-    return target;
+    return weights_in_.in(layout, [&] { return weights_in_.empty() ? onnx_weights(weights_) : weights_in_.latest(); });
+  }
+
+  /// Weights `w` as ONNX lays them out.
+  [[nodiscard]] memory onnx_weights(const float* w) const {
+    return memory(onnx_weights_desc(spec_), onednn::engine(), const_cast<float*>(w));
   }
 
  public:
-  [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && !weight_layouts_.empty(); }
+  [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && !weights_in_.empty(); }
 
  private:
-
-  /// Weights `w` in ONNX's layout, reordered into a new memory of `layout`.
-  memory reordered(const float* w, const memory::desc& layout) const {
-    return reordered(memory(onnx_weights_desc(spec_), onednn::engine(), const_cast<float*>(w)), layout);
-  }
-
-  /// Weights in `source`'s layout, reordered into a new memory of `layout`.
-  static memory reordered(memory source, const memory::desc& layout) {
-    memory target(layout, onednn::engine());
-    dnnl::reorder(source, target).execute(onednn::stream(), source, target);
-    return target;
-  }
-
-  static constexpr std::size_t max_primitives = 4;
   conv_spec spec_;
   const float* weights_;  // the initializer's data: read for the first layout only
-  std::list<primitive> cache_;
-  std::vector<memory> weight_layouts_;
+  onednn::recent_primitives<primitive> cache_;
+  onednn::weight_layouts<> weights_in_;
 };
 
 conv_spec spec_of(const kernel_build_info& info, int block) {

@@ -11,7 +11,6 @@
 
 #ifdef INFEROPT_WITH_ONEDNN
 #include <algorithm>
-#include <list>
 
 #include "int8_nhwc.hpp"
 #include "onednn_common.hpp"
@@ -88,34 +87,28 @@ class onednn_pool_kernel final : public kernel {
   };
 
   primitive& primitive_for(const pool_operand& x, const window_geometry& g) {
-    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if (it->n == x.n && it->c == x.c && it->h == x.h && it->w == x.w && it->type == x.type) {
-        cache_.splice(cache_.begin(), cache_, it);
-        return cache_.front();
-      }
-    }
-    // oneDNN sizes the output by floor division from the padding; in ceil mode the right
-    // padding grows until the last window starts where ONNX's does (it reads no input there).
-    auto right_pad = [&](std::size_t d, std::int64_t in) {
-      return std::max(g.pad_end[d], (g.out[d] - 1) * g.stride[d] + g.kernel[d] - in - g.pad_begin[d]);
-    };
-    const memory::dims pad_r{right_pad(0, x.h), right_pad(1, x.w)};
-    const dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, kind_, x.desc(x.h, x.w),
-                                        x.desc(g.out[0], g.out[1]), {g.stride[0], g.stride[1]},
-                                        {g.kernel[0], g.kernel[1]}, {g.pad_begin[0], g.pad_begin[1]}, pad_r);
-    const dnnl::pooling_forward::primitive_desc pd(d, onednn::engine());
-    if (cache_.size() == max_primitives) cache_.pop_back();
-    cache_.push_front({x.n, x.c, x.h, x.w, x.type, dnnl::pooling_forward(pd),
-                       memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)});
-    return cache_.front();
+    return cache_.find_or_make(
+        [&](const primitive& p) { return p.n == x.n && p.c == x.c && p.h == x.h && p.w == x.w && p.type == x.type; }, [&] {
+          // oneDNN sizes the output by floor division from the padding; in ceil mode the right
+          // padding grows until the last window starts where ONNX's does (it reads no input there).
+          auto right_pad = [&](std::size_t d, std::int64_t in) {
+            return std::max(g.pad_end[d], (g.out[d] - 1) * g.stride[d] + g.kernel[d] - in - g.pad_begin[d]);
+          };
+          const memory::dims pad_r{right_pad(0, x.h), right_pad(1, x.w)};
+          const dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, kind_, x.desc(x.h, x.w),
+                                              x.desc(g.out[0], g.out[1]), {g.stride[0], g.stride[1]},
+                                              {g.kernel[0], g.kernel[1]}, {g.pad_begin[0], g.pad_begin[1]}, pad_r);
+          const dnnl::pooling_forward::primitive_desc pd(d, onednn::engine());
+          return primitive{x.n, x.c, x.h, x.w, x.type, dnnl::pooling_forward(pd),
+                           memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                           memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+        });
   }
 
-  static constexpr std::size_t max_primitives = 4;
   window_attrs attrs_;
   dnnl::algorithm kind_;
   bool blocked_;
-  std::list<primitive> cache_;
+  onednn::recent_primitives<primitive> cache_;
 };
 
 class nchwc_global_average_kernel final : public kernel {

@@ -183,15 +183,17 @@ class packed_attention_kernel final : public attention_kernel_base {
     if (info.node.attr_int("do_rotary", 0) != 0) info.fail("rotary embedding is not supported");
   }
 
+  [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && weights_.holds_copy(); }
+
   void compute(kernel_context& ctx) override {
     const tensor& input = ctx.input(0);
-    const tensor& weights = ctx.input(1);
+    const tensor& weights = weights_.operand(ctx, 1);
     if (input.dtype() != data_type::float32 || weights.dtype() != data_type::float32) ctx.fail("only float32 is supported");
-    const attention_dims d = read_dims(ctx);
+    const attention_dims d = read_dims(ctx, weights);
     const std::int64_t packed = 2 * d.hidden + d.value_hidden, rows = d.batch * d.query_len;
     const auto qkv_buffer = std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(rows * packed));
     float* qkv = qkv_buffer.get();
-    project(ctx, d, qkv);
+    project(ctx, weights, d, qkv);
     score_biases biases = padding(ctx, d);
     biases.attention_bias = attention_bias_input(ctx, 5, d);
     tensor& out = ctx.allocate_output(0, data_type::float32, {d.batch, d.query_len, d.value_hidden});
@@ -200,9 +202,9 @@ class packed_attention_kernel final : public attention_kernel_base {
   }
 
  private:
-  attention_dims read_dims(const kernel_context& ctx) const {
+  attention_dims read_dims(const kernel_context& ctx, const tensor& weights) const {
     const shape_t& xs = ctx.input(0).shape();
-    const shape_t& ws = ctx.input(1).shape();
+    const shape_t& ws = weights.shape();
     if (xs.size() != 3 || ws.size() != 2 || ws[0] != xs[2]) {
       ctx.fail("input " + to_string(xs) + " and weights " + to_string(ws) + " do not fit");
     }
@@ -219,8 +221,7 @@ class packed_attention_kernel final : public attention_kernel_base {
   }
 
   /// Q|K|V = input W + bias, one [B*S, D + D + Dv] product.
-  void project(const kernel_context& ctx, const attention_dims& d, float* qkv) {
-    const tensor& weights = ctx.input(1);
+  void project(const kernel_context& ctx, const tensor& weights, const attention_dims& d, float* qkv) {
     const std::int64_t packed = weights.shape()[1], rows = d.batch * d.query_len;
     const tensor* bias = optional_input(ctx, 2);
     if (bias && (bias->dtype() != data_type::float32 || bias->element_count() != packed)) {
@@ -232,7 +233,7 @@ class packed_attention_kernel final : public attention_kernel_base {
     gemm_args<float> p;
     p.m = rows, p.n = packed, p.k = weights.shape()[0];
     p.a = x, p.lda = p.k;
-    p.b = weights.data<float>(), p.ldb = packed;
+    p.b = weights.raw() ? weights.data<float>() : weights_.plain(), p.ldb = packed;  // released: the product's copy
     p.c = qkv, p.ldc = packed, p.beta = bias ? 1.0f : 0.0f;
     gemm(p, ctx.threads());
   }

@@ -61,9 +61,13 @@ struct constant_weight_product::cache {
       if (e.packed->get_desc() == pd.weights_desc()) packed = e.packed;
     }
     if (!packed) {
-      dnnl::memory plain({{k, n}, dt::f32, transposed ? tag::ba : tag::ab}, engine, const_cast<float*>(w));
+      // From the initializer the first time; later from a copy, since the session may have
+      // released the initializer by then (holds_copy).
+      dnnl::memory source = entries.empty()
+                                ? dnnl::memory({{k, n}, dt::f32, transposed ? tag::ba : tag::ab}, engine, const_cast<float*>(w))
+                                : *entries.front().packed;
       packed = std::make_shared<dnnl::memory>(pd.weights_desc(), engine);
-      dnnl::reorder(plain, *packed).execute(stream, plain, *packed);
+      dnnl::reorder(source, *packed).execute(stream, source, *packed);
       stream.wait();
     }
     entries.push_back({rows, with_bias, act, dnnl::matmul(pd), std::move(packed)});
@@ -94,12 +98,32 @@ bool constant_weight_product::run(const void* b, const float* a, std::int64_t m,
     return false;  // oneDNN declined these sizes: nn::gemm computes them
   }
 }
+bool constant_weight_product::holds_copy() const noexcept { return cache_ && !cache_->entries.empty(); }
+
+const float* constant_weight_product::plain() {
+  if (unpacked_.empty() && holds_copy()) {
+    using tag = dnnl::memory::format_tag;
+    unpacked_.resize(static_cast<std::size_t>(k_ * n_));
+    dnnl::memory packed = *cache_->entries.front().packed;
+    dnnl::memory target({{k_, n_}, dnnl::memory::data_type::f32, transposed_ ? tag::ba : tag::ab}, onednn::engine(),
+                        unpacked_.data());
+    dnnl::reorder(packed, target).execute(cache_->stream, packed, target);
+    cache_->stream.wait();
+  }
+  return unpacked_.data();
+}
 #else
 struct constant_weight_product::cache {};
 bool constant_weight_product::run(const void*, const float*, std::int64_t, const float*, float*, int, linear_activation) {
   return false;
 }
+bool constant_weight_product::holds_copy() const noexcept { return false; }
+const float* constant_weight_product::plain() { return nullptr; }
 #endif
+
+const tensor& constant_weight_product::operand(const kernel_context& ctx, std::size_t index) const {
+  return ctx.has_input(index) || weights_ == nullptr ? ctx.input(index) : shape_only_;
+}
 
 constant_weight_product::constant_weight_product() = default;
 constant_weight_product::~constant_weight_product() = default;
@@ -110,6 +134,8 @@ void constant_weight_product::set_weights(const float* w, std::int64_t k, std::i
   n_ = n;
   transposed_ = transposed;
   cache_.reset();
+  unpacked_.clear();
+  shape_only_ = tensor::view(data_type::float32, transposed ? shape_t{n, k} : shape_t{k, n}, nullptr, nullptr);
 }
 
 void use_constant_weights(constant_weight_product& product, const ir::node& node, std::size_t input, bool transposed) {

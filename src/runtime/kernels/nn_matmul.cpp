@@ -50,7 +50,7 @@ class matmul_kernel final : public kernel {
   template <class T>
   void run(kernel_context& ctx) {
     const tensor& a = ctx.input(0);
-    const tensor& b = ctx.input(1);
+    const tensor& b = weights_.operand(ctx, 1);
     const matmul_layout l = layout_matmul(ctx, a, b);
     tensor& y = ctx.allocate_output(0, a.dtype(), l.out_shape);
     if (y.element_count() == 0) return;
@@ -70,12 +70,16 @@ class matmul_kernel final : public kernel {
       g.m = l.count() * m;
       if constexpr (std::is_same_v<T, float>) {
         if (b.rank() == 2 && weights_.run(bd, ad, g.m, nullptr, yd, threads)) return;
+        if (!bd) bd = weights_.plain();  // released to the product's copy
       }
       g.a = ad;
       g.b = bd;
       g.c = yd;
       gemm(g, threads);
       return;
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      if (!bd) bd = weights_.plain();
     }
     const std::int64_t count = l.count();
     g.m = m;
@@ -95,6 +99,8 @@ class matmul_kernel final : public kernel {
       for (std::int64_t i = 0; i < count; ++i) one(i, threads);
     }
   }
+
+  [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && weights_.holds_copy(); }
 
   constant_weight_product weights_;  // B, when it is a float matrix initializer
 };
@@ -120,7 +126,7 @@ class gemm_kernel final : public kernel {
   template <class T>
   void run(kernel_context& ctx) {
     const tensor& a = ctx.input(0);
-    const tensor& b = ctx.input(1);
+    const tensor& b = weights_.operand(ctx, 1);
     if (a.rank() != 2 || b.rank() != 2) {
       ctx.fail("A and B must be matrices, got shapes " + to_string(a.shape()) + " and " + to_string(b.shape()));
     }
@@ -135,15 +141,17 @@ class gemm_kernel final : public kernel {
     T* yd = y.mutable_data<T>();
     const bool with_c = ctx.has_input(2) && beta_ != 0.0f;
     if (with_c) check_c(ctx, ctx.input(2), m, n);
+    const T* bd = b.data<T>();
     if constexpr (std::is_same_v<T, float>) {
-      if (run_on_constant_weights(ctx, with_c, m, n, yd)) return;
+      if (run_on_constant_weights(ctx, b, with_c, m, n, yd)) return;
+      if (!bd) bd = weights_.plain();  // released to the product's copy
     }
     gemm_args<T> g;
     g.n = n;
     g.k = k;
     g.lda = a.dim(1);
     g.trans_a = trans_a_;
-    g.b = b.data<T>();
+    g.b = bd;
     g.ldb = b.dim(1);
     g.trans_b = trans_b_;
     g.ldc = n;
@@ -166,7 +174,7 @@ class gemm_kernel final : public kernel {
 
   /// Y = act(A W + C) on the prepacked constant B (alpha 1, A not transposed), when C is absent
   /// or a bias row [n] / [1, n] with beta 1; false when that does not apply.
-  bool run_on_constant_weights(const kernel_context& ctx, bool with_c, std::int64_t m, std::int64_t n, float* y) {
+  bool run_on_constant_weights(const kernel_context& ctx, const tensor& b, bool with_c, std::int64_t m, std::int64_t n, float* y) {
     const float* bias = nullptr;
     if (with_c) {
       const tensor& c = ctx.input(2);
@@ -174,7 +182,7 @@ class gemm_kernel final : public kernel {
       if (!row || beta_ != 1.0f || c.dtype() != data_type::float32) return false;
       bias = c.data<float>();
     }
-    if (!weights_.run(ctx.input(1).raw(), ctx.input(0).data<float>(), m, bias, y, ctx.threads())) return false;
+    if (!weights_.run(b.raw(), ctx.input(0).data<float>(), m, bias, y, ctx.threads())) return false;
     if (act_.kind != activation::identity) activate(act_, y, m * n);
     return true;
   }
@@ -206,6 +214,8 @@ class gemm_kernel final : public kernel {
   bool trans_a_, trans_b_;
   float alpha_, beta_;
   activation_spec act_;  // identity for Gemm
+  [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && weights_.holds_copy(); }
+
   constant_weight_product weights_;  // B, when it is a float matrix initializer
 };
 

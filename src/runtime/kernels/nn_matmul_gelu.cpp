@@ -38,9 +38,11 @@ class matmul_gelu_kernel final : public kernel {
     use_constant_weights(weights_, info.node, 1);
   }
 
+  [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && weights_.holds_copy(); }
+
   void compute(kernel_context& ctx) override {
     const tensor& a = ctx.input(0);
-    const tensor& w = ctx.input(1);
+    const tensor& w = weights_.operand(ctx, 1);
     if (a.dtype() != data_type::float32 || w.dtype() != data_type::float32 || a.rank() < 1 || w.rank() != 2) {
       ctx.fail("A must be float32 [..., K] and W float32 [K, N]");
     }
@@ -64,7 +66,7 @@ class matmul_gelu_kernel final : public kernel {
     g.k = k;
     g.a = a.data<float>();
     g.lda = k;
-    g.b = w.data<float>();
+    g.b = w.raw() ? w.data<float>() : weights_.plain();  // released to the product's copy
     g.ldb = n;
     g.c = yd;
     g.ldc = n;

@@ -3,6 +3,7 @@
 // INFEROPT_WITH_ONEDNN): the process's CPU engine, a stream per thread, and the memory formats
 // of blocked and plain activations.
 #include <cstdint>
+#include <list>
 #include <string_view>
 #include <vector>
 
@@ -36,5 +37,59 @@ inline dnnl::memory::desc activation_desc(std::int64_t n, std::int64_t c, std::i
 
 /// Whether oneDNN chose a reference (unoptimized) implementation, which the plain kernels beat.
 inline bool is_reference(const char* impl) { return impl == nullptr || std::string_view(impl).find("ref") != std::string_view::npos; }
+
+/// `source` reordered into a new memory of `layout`.
+inline dnnl::memory reordered(dnnl::memory source, const dnnl::memory::desc& layout) {
+  dnnl::memory target(layout, engine());
+  dnnl::reorder(source, target).execute(stream(), source, target);
+  return target;
+}
+
+/// The primitives a kernel made for the input shapes it met, most recent first, at most
+/// `capacity`: dynamic shapes do not grow memory without bound.
+template <class Entry, std::size_t capacity = 4>
+class recent_primitives {
+ public:
+  /// The entry `matches` accepts (moved to the front), or the one `make` returns, added.
+  template <class Matches, class Make>
+  Entry& find_or_make(Matches matches, Make make) {
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (matches(*it)) {
+        entries_.splice(entries_.begin(), entries_, it);
+        return entries_.front();
+      }
+    }
+    Entry made = make();
+    if (entries_.size() == capacity) entries_.pop_back();
+    entries_.push_front(std::move(made));
+    return entries_.front();
+  }
+
+ private:
+  std::list<Entry> entries_;
+};
+
+/// A constant (weights) in each layout its primitives asked for, at most `capacity`.
+template <std::size_t capacity = 4>
+class weight_layouts {
+ public:
+  /// The copy in `layout`, made on first need by reordering what `source()` returns.
+  template <class Source>
+  dnnl::memory in(const dnnl::memory::desc& layout, Source source) {
+    for (const dnnl::memory& m : copies_) {
+      if (m.get_desc() == layout) return m;
+    }
+    dnnl::memory target = reordered(source(), layout);
+    if (copies_.size() == capacity) copies_.erase(copies_.begin());
+    copies_.push_back(target);
+    return target;
+  }
+  [[nodiscard]] bool empty() const noexcept { return copies_.empty(); }
+  /// The latest copy (empty() must be false).
+  [[nodiscard]] const dnnl::memory& latest() const { return copies_.back(); }
+
+ private:
+  std::vector<dnnl::memory> copies_;
+};
 
 }  // namespace inferopt::runtime::nn::onednn
