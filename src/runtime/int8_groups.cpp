@@ -315,7 +315,9 @@ class int8_rewrite {
       if (!unpadded || n.attr_ints("kernel_shape", {}) != std::vector<std::int64_t>{d[2].value(), d[3].value()}) return;
     }
     const auto x = dequantized_activation(n.input(0));
-    if (!x) return;  // X is 4-D, as a 2-D pool reads it
+    // GlobalAveragePool takes any rank: X must be known 4-D (or already channels-last).
+    const ir::value* in = n.input(0);
+    if (!x || (!twin_.count(x->q) && (!in->type() || !in->type()->dims || in->type()->dims->size() != 4))) return;
     const auto out = requantized_output(n.output(0));
     if (!out || out->relu || out->type != x->type) return;
     add_group(n, *out, "QLinearGlobalAveragePoolNhwc",

@@ -370,3 +370,16 @@ TEST_CASE("an int8 Gemm group with a float output matches the float QDQ path", "
     if (runtime::int8_kernels_available()) CHECK(contains(ops_run(m, feeds), "inferopt.cpu.QGemm"));
   }
 }
+
+TEST_CASE("a QDQ GlobalAveragePool of another rank than 4 stays in float and runs", "[runtime][int8]") {
+  for (std::vector<std::int64_t> dims : {std::vector<std::int64_t>{2, 8, 9}, std::vector<std::int64_t>{1, 4, 3, 5, 6}}) {
+    INFO("rank " << dims.size());
+    ir::model m = ir::make_model("qgap");
+    qdq_builder q(m);
+    ir::value* x = q.gb().input("x", ir::data_type::float32, static_shape(dims));
+    ir::value* xq = q.quantize(x, x_scale, 3, ir::data_type::uint8);
+    q.gb().output(q.quantize(q.gb().op("GlobalAveragePool", {q.dequantize(xq)}), 0.01f, 2, ir::data_type::uint8));
+    ir::infer_shapes(m);
+    check_same_outputs(m, ramp_feed("x", dims, 8));
+  }
+}
