@@ -336,10 +336,20 @@ class int8_rewrite {
     return true;
   }
 
-  /// The channels-last form of int8 activation `q`: its twin, or a Transpose placed before `before`.
+  /// The channels-last form of int8 activation `q`, placed before `before` if new: its twin;
+  /// where a QuantizeLinear of a float tensor makes `q`, a QuantizeLinearNhwc of that tensor
+  /// (the QuantizeLinear goes if nothing else reads `q`); else a Transpose of `q`.
   ir::value* channels_last(ir::value& q, ir::node& before) {
     if (auto found = twin_.find(&q); found != twin_.end()) return found->second;
-    ir::node* t = g_.add_node({"Transpose", {&q}, {""}, only(ir::attribute::make_ints("perm", {0, 2, 3, 1})), "", ""}, &before);
+    ir::node* quantizer = q.producer();
+    ir::node* t = nullptr;
+    if (quantizer && is_per_tensor_qdq(*quantizer, "QuantizeLinear") && quantizer->input(0)->elem_type() == data_type::float32) {
+      t = g_.add_node({"QuantizeLinearNhwc", {quantizer->input(0), quantizer->input(1), quantizer->input(2)}, {""}, {}, "",
+                       executor_fused_domain}, &before);
+      entry_quantizers_.push_back(quantizer);
+    } else {
+      t = g_.add_node({"Transpose", {&q}, {""}, only(ir::attribute::make_ints("perm", {0, 2, 3, 1})), "", ""}, &before);
+    }
     ++added_;
     twin_[&q] = t->output(0);
     return t->output(0);
@@ -397,6 +407,7 @@ class int8_rewrite {
       if (gone.count(n)) order.push_back(n);
     }
     for (auto it = order.rbegin(); it != order.rend(); ++it) g_.erase(*it);
+    for (ir::node* quantizer : entry_quantizers_) ir::erase_if_unread(g_, quantizer);
     for (auto& [value, name] : renames) g_.rename(value, name);
     g_.compact();
   }
@@ -457,6 +468,7 @@ class int8_rewrite {
   ir::graph& g_;
   std::unordered_map<const ir::value*, ir::value*> twin_;  // int8 activation -> its channels-last form
   std::vector<group> groups_;
+  std::vector<ir::node*> entry_quantizers_;  // QuantizeLinear nodes a QuantizeLinearNhwc replaced where read
   int added_ = 0;
 };
 

@@ -107,6 +107,7 @@ const kernel_registry& builtin_kernels() {
     nn::register_int8_add_kernels(r);
     nn::register_int8_pool_kernels(r);
     nn::register_int8_gemm_kernels(r);
+    nn::register_int8_quantize_kernels(r);
     return r;
   }();
   return registry;

@@ -248,8 +248,9 @@ TEST_CASE("int8 kernels serve the QDQ groups they take", "[runtime][int8]") {
 namespace {
 
 /// A ResNet-style chain: stem conv, MaxPool, two convs and a residual Add with Relu, a
-/// GlobalAveragePool, then a float tail (DequantizeLinear -> Flatten). With `tap` the MaxPool's int8 output is
-/// also a graph output and a float op (Sigmoid of its DequantizeLinear) reads it.
+/// GlobalAveragePool, then a float tail (DequantizeLinear -> Flatten). With `tap` the input's
+/// and the MaxPool's int8 outputs are graph outputs too and a float op (Sigmoid of its
+/// DequantizeLinear) reads the MaxPool's.
 ir::model residual_chain(bool tap, ir::shape x_shape) {
   ir::model m = ir::make_model("qchain");
   qdq_builder q(m);
@@ -265,7 +266,8 @@ ir::model residual_chain(bool tap, ir::shape x_shape) {
     return q.quantize(y, y_scale, y_zero, u8);
   };
   ir::value* x = gb.input("x", ir::data_type::float32, std::move(x_shape));
-  ir::value* stem = conv(q.quantize(x, x_scale, 0, u8), 3, 3, 2, 0.05f, 0, true);
+  ir::value* entry = q.quantize(x, x_scale, 0, u8);
+  ir::value* stem = conv(entry, 3, 3, 2, 0.05f, 0, true);
   std::vector<ir::attribute> pool;
   pool.push_back(ir::attribute::make_ints("kernel_shape", {3, 3}));
   pool.push_back(ir::attribute::make_ints("strides", {1, 1}));
@@ -278,6 +280,7 @@ ir::model residual_chain(bool tap, ir::shape x_shape) {
   ir::value* averaged = q.quantize(gb.op("GlobalAveragePool", {q.dequantize(out)}), 0.03f, 3, u8);
   gb.output(gb.op("Flatten", {q.dequantize(averaged)}));
   if (tap) {
+    gb.output(entry);  // the QuantizeLinear the chain starts from stays for this reader
     gb.output(pooled);
     gb.output(gb.op("Sigmoid", {q.dequantize(pooled)}));
   }
@@ -303,6 +306,8 @@ TEST_CASE("int8 chains with a residual Add and a MaxPool stay within one unit", 
         CHECK(contains(ops, "inferopt.cpu.MaxPoolNhwc"));
         CHECK(contains(ops, "inferopt.cpu.QLinearConvNhwc"));
         CHECK(contains(ops, "inferopt.cpu.QLinearGlobalAveragePoolNhwc"));
+        CHECK(contains(ops, "inferopt.cpu.QuantizeLinearNhwc"));
+        CHECK(contains(ops, "QuantizeLinear") == tap);  // kept only for the graph output
       }
     }
   }
@@ -381,5 +386,53 @@ TEST_CASE("a QDQ GlobalAveragePool of another rank than 4 stays in float and run
     q.gb().output(q.quantize(q.gb().op("GlobalAveragePool", {q.dequantize(xq)}), 0.01f, 2, ir::data_type::uint8));
     ir::infer_shapes(m);
     check_same_outputs(m, ramp_feed("x", dims, 8));
+  }
+}
+
+namespace {
+
+/// Runs the builtin kernel of `n` (domain, op) on `inputs`; returns output 0.
+tensor run_kernel(const ir::node& n, const std::vector<const tensor*>& inputs) {
+  const runtime::kernel_factory* make = runtime::builtin_kernels().find(n.domain(), n.op_type(), 13);
+  REQUIRE(make != nullptr);
+  std::vector<tensor> outputs(1);
+  const std::unique_ptr<runtime::kernel> k = (*make)(runtime::kernel_build_info{n, 13});
+  runtime::kernel_context ctx(n, inputs, outputs, 2);
+  k->compute(ctx);
+  return outputs[0];
+}
+
+}  // namespace
+
+TEST_CASE("QuantizeLinearNhwc gives QuantizeLinear's values in channels-last order, ties to even", "[runtime][int8]") {
+  for (ir::data_type type : {ir::data_type::uint8, ir::data_type::int8}) {
+    INFO(ir::to_string(type));
+    ir::model m = ir::make_model("quantize_nhwc");
+    qdq_builder q(m);
+    const std::vector<std::int64_t> dims{2, 3, 4, 5};
+    ir::value* x = q.gb().input("x", ir::data_type::float32, static_shape(dims));
+    const int zero = type == ir::data_type::uint8 ? 7 : -3;
+    ir::value* plain = q.quantize(x, 0.5f, zero, type);  // ties at odd multiples of 0.25
+    const ir::node& quantizer = *plain->producer();
+    ir::node* nhwc = m.graph().add_node({"QuantizeLinearNhwc", {x, quantizer.input(1), quantizer.input(2)}, {""}, {}, "", "inferopt.cpu"});
+    std::vector<float> values(2 * 3 * 4 * 5);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.25f * static_cast<float>(static_cast<int>(i) - 60) * 1.5f;
+    values[3] = 1e9f;    // saturates high
+    values[4] = -1e9f;   // and low
+    const tensor xt = tensor::from_values<float>(dims, values);
+    const tensor s = tensor::from_ir(*quantizer.input(1)->initializer()), z = tensor::from_ir(*quantizer.input(2)->initializer());
+    const tensor want = run_kernel(quantizer, {&xt, &s, &z}), got = run_kernel(*nhwc, {&xt, &s, &z});
+    REQUIRE(got.shape() == runtime::shape_t{2, 4, 5, 3});
+    for (std::int64_t b = 0; b < 2; ++b) {
+      for (std::int64_t c = 0; c < 3; ++c) {
+        for (std::int64_t h = 0; h < 4; ++h) {
+          for (std::int64_t w = 0; w < 5; ++w) {
+            const std::int64_t from = ((b * 3 + c) * 4 + h) * 5 + w, to = ((b * 4 + h) * 5 + w) * 3 + c;
+            if (type == ir::data_type::uint8) CHECK(got.data<std::uint8_t>()[to] == want.data<std::uint8_t>()[from]);
+            else CHECK(got.data<std::int8_t>()[to] == want.data<std::int8_t>()[from]);
+          }
+        }
+      }
+    }
   }
 }

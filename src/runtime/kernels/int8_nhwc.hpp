@@ -18,6 +18,8 @@
 //   monotonic quantization, so a MaxPool between equal Q/DQ parameters needs no float).
 // - QLinearGlobalAveragePoolNhwc (x, x_scale, x_zero_point, y_scale, y_zero_point): the
 //   requantized mean of each channel over H x W; y [N, 1, 1, C].
+// - QuantizeLinearNhwc (x, y_scale, y_zero_point): QuantizeLinear of float [N, C, H, W] into
+//   channels-last int8 [N, H, W, C], where a chain starts.
 // - QGemm (a, a_scale, a_zero_point, b, b_scale, b_zero_point, C), attribute transB: a
 //   classifier's Gemm on int8 A [M, K] and B, float32 output (like com.microsoft QGemm
 //   without y_scale); C int32 in units of a_scale * b_scale.
@@ -71,5 +73,6 @@ void register_int8_conv_kernels(kernel_registry& r);
 void register_int8_add_kernels(kernel_registry& r);
 void register_int8_pool_kernels(kernel_registry& r);
 void register_int8_gemm_kernels(kernel_registry& r);
+void register_int8_quantize_kernels(kernel_registry& r);
 
 }  // namespace inferopt::runtime::nn
