@@ -8,6 +8,7 @@
 
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/rewriting.hpp"
+#include "graph_rewrite_util.hpp"
 #include "kernels/nchwc.hpp"
 
 namespace inferopt::runtime::detail {
@@ -22,16 +23,6 @@ struct blocked_twin {
   std::int64_t channels = 0;
   bool one_by_one = false;  // spatially 1 x 1 by construction (GlobalAveragePool and what follows)
 };
-
-// Spatial size assumed for dims unknown before a run, to ask oneDNN which kernel it would pick.
-constexpr std::int64_t representative_spatial = 56;
-
-/// One attribute as a node_spec's list (attributes move; an initializer list would copy).
-std::vector<ir::attribute> only(ir::attribute a) {
-  std::vector<ir::attribute> list;
-  list.push_back(std::move(a));
-  return list;
-}
 
 bool is_conv(const ir::node& n) {
   return n.is("Conv") || (n.domain() == "com.microsoft" && n.op_type() == "FusedConv");
@@ -49,15 +40,6 @@ bool is_scalar_constant(const ir::value* v) {
   return v && v->is_constant() && v->initializer()->has_data() && ir::tensor::element_count(v->initializer()->dims) == 1;
 }
 
-/// The static dims of `v` ([N, C, H, W]) with unknown ones replaced by representative values;
-/// empty when `v` is not known to be a 4-D float tensor.
-std::vector<std::int64_t> representative_shape(const ir::value& v, std::int64_t channels) {
-  if (v.elem_type() != data_type::float32 || !v.type() || !v.type()->dims || v.type()->dims->size() != 4) return {};
-  const auto& d = *v.type()->dims;
-  auto dim_or = [&](std::size_t i, std::int64_t fallback) { return d[i].is_static() ? d[i].value() : fallback; };
-  return {dim_or(0, 1), dim_or(1, channels), dim_or(2, representative_spatial), dim_or(3, representative_spatial)};
-}
-
 /// The weights of conv `n` when they are an initializer (a graph input may override it at run
 /// time), float32 4-D, and it has one output; else null.
 const ir::tensor* constant_weights(const ir::node& n) {
@@ -69,13 +51,6 @@ const ir::tensor* constant_weights(const ir::node& n) {
   return w->initializer();
 }
 
-/// The input shape to ask oneDNN about conv `n` with: its input's dims where known.
-std::vector<std::int64_t> probe_shape(const ir::node& n, std::int64_t channels) {
-  std::vector<std::int64_t> shape = representative_shape(*n.input(0), channels);
-  if (shape.empty()) shape = {1, channels, representative_spatial, representative_spatial};
-  return shape;
-}
-
 /// 16 or 8 on AVX-512: the block with which oneDNN runs more of the graph's convolutions with
 /// a JIT kernel. Grouped convolutions of 8 channels per group (RegNet's) have one only for 8.
 int choose_block(const ir::graph& g, int widest) {
@@ -84,7 +59,7 @@ int choose_block(const ir::graph& g, int widest) {
   for (const ir::node* n : g.nodes()) {
     const ir::tensor* w = is_conv(*n) ? constant_weights(*n) : nullptr;
     if (!w) continue;
-    const std::vector<std::int64_t> shape = probe_shape(*n, w->dims[1] * n->attr_int("group", 1));
+    const std::vector<std::int64_t> shape = probe_shape(*n->input(0), w->dims[1] * n->attr_int("group", 1));
     wide += nn::nchwc_conv_runs(*n, shape, false, 16) ? 1 : 0;
     narrow += nn::nchwc_conv_runs(*n, shape, false, 8) ? 1 : 0;
   }
@@ -121,9 +96,11 @@ class blocked_layout_rewrite {
     const std::int64_t channels = w->dims[1] * group, out_channels = w->dims[0];
     const auto found = twin_.find(n.input(0));
     // A plain input must be known to be a 4-D float tensor to be reordered.
-    if (found == twin_.end() && representative_shape(*n.input(0), channels).empty()) return;
+    if (found == twin_.end() && (n.input(0)->elem_type() != data_type::float32 || representative_shape(*n.input(0), channels).empty())) {
+      return;
+    }
     if (found != twin_.end() && found->second.channels != channels) return;
-    const std::vector<std::int64_t> probe = probe_shape(n, channels);
+    const std::vector<std::int64_t> probe = probe_shape(*n.input(0), channels);
     // A stem (few input channels, one group) reads NCHW directly; other plain inputs are reordered.
     const bool plain_input = found == twin_.end() && channels < block_ && group == 1 &&
                              nn::nchwc_conv_runs(n, probe, true, block_);
@@ -267,7 +244,7 @@ class blocked_layout_rewrite {
     }
     if (perm != std::vector<std::int64_t>{0, 3, 1, 2} || !feeds_blocked_op(*n.output(0))) return;
     const std::vector<std::int64_t> shape = representative_shape(*x, 0);
-    if (shape.empty() || !x->type()->dims->at(3).is_static()) return;
+    if (x->elem_type() != data_type::float32 || shape.empty() || !x->type()->dims->at(3).is_static()) return;
     std::vector<ir::attribute> attributes = only(ir::attribute::make_int("block", block_));
     attributes.push_back(ir::attribute::make_string("layout", "NHWC"));
     add_twin(n, "ReorderInput", nchwc_domain, {x}, std::move(attributes), x->type()->dims->at(3).value());

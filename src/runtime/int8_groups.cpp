@@ -9,8 +9,11 @@
 #include <unordered_set>
 #include <vector>
 
+#include "inferopt/core/error.hpp"
 #include "inferopt/ir/graph.hpp"
+#include "inferopt/runtime/kernel.hpp"
 #include "inferopt/ir/rewriting.hpp"
+#include "graph_rewrite_util.hpp"
 #include "kernels/int8_nhwc.hpp"
 #include "kernels/nn_common.hpp"
 
@@ -19,9 +22,6 @@ namespace inferopt::runtime::detail {
 namespace {
 
 using nn::executor_fused_domain;
-
-// Spatial size assumed for dims unknown before a run, to ask oneDNN which kernel it would pick.
-constexpr std::int64_t representative_spatial = 56;
 
 bool is_int8(data_type t) { return t == data_type::uint8 || t == data_type::int8; }
 
@@ -73,14 +73,6 @@ std::optional<requantized> requantized_output(ir::value* y) {
   r.q = user;
   r.type = user->input(2)->initializer()->dtype;
   return r;
-}
-
-/// The static dims of `v`, unknown ones replaced by representative values; empty unless 4-D.
-std::vector<std::int64_t> representative_shape(const ir::value& v, std::int64_t channels) {
-  if (!v.type() || !v.type()->dims || v.type()->dims->size() != 4) return {};
-  const auto& d = *v.type()->dims;
-  auto dim_or = [&](std::size_t i, std::int64_t fallback) { return d[i].is_static() ? d[i].value() : fallback; };
-  return {dim_or(0, 1), dim_or(1, channels), dim_or(2, representative_spatial), dim_or(3, representative_spatial)};
 }
 
 /// A weight's int8 values, its scale value and the scales.
@@ -154,16 +146,9 @@ std::optional<std::vector<std::int32_t>> accumulator_bias(const ir::node& conv, 
   return out;
 }
 
-/// One attribute list (attributes move; an initializer list would copy).
-std::vector<ir::attribute> only(ir::attribute a) {
-  std::vector<ir::attribute> list;
-  list.push_back(std::move(a));
-  return list;
-}
-
 class int8_rewrite {
  public:
-  explicit int8_rewrite(ir::graph& g) : g_(g) {}
+  int8_rewrite(ir::graph& g, std::int64_t opset) : g_(g), opset_(opset) {}
 
   int run() {
     const std::vector<ir::node*> order(g_.nodes().begin(), g_.nodes().end());
@@ -190,6 +175,13 @@ class int8_rewrite {
     bool channels_last;
   };
 
+  /// The int32 accumulator-unit bias of `n`'s int8 node as a new initializer; null when empty.
+  ir::value* bias_initializer(const ir::node& n, const std::vector<std::int32_t>& bias) {
+    if (bias.empty()) return nullptr;
+    std::string name = g_.unique_name(n.output(0)->name() + ".int8_bias");
+    return g_.add_initializer(name, ir::tensor::from_values<std::int32_t>(name, {static_cast<std::int64_t>(bias.size())}, bias));
+  }
+
   /// A Conv, or a com.microsoft FusedConv whose activation is Relu (without Z).
   static bool is_int8_conv_candidate(const ir::node& n) {
     if (n.is("Conv")) return true;
@@ -206,17 +198,11 @@ class int8_rewrite {
     if (!out) return;
     const std::vector<std::int64_t>& w_dims = w->q->initializer()->dims;
     const std::int64_t channels = w_dims[1] * n.attr_int("group", 1);
-    std::vector<std::int64_t> probe = representative_shape(*n.input(0), channels);
-    if (probe.empty()) probe = {1, channels, representative_spatial, representative_spatial};
-    if (!nn::int8_conv_runs(n, w_dims, probe, x->type, out->type)) return;
+    if (!nn::int8_conv_runs(n, w_dims, probe_shape(*n.input(0), channels), x->type, out->type)) return;
     const float x_scale = nn::constant_scales(x->dq->input(1))->front();
     const auto bias = accumulator_bias(n, x_scale, w->scales, w_dims[0]);
     if (!bias) return;
-    ir::value* bias_value = nullptr;
-    if (!bias->empty()) {
-      std::string name = g_.unique_name(n.output(0)->name() + ".int8_bias");
-      bias_value = g_.add_initializer(name, ir::tensor::from_values<std::int32_t>(name, {w_dims[0]}, *bias));
-    }
+    ir::value* bias_value = bias_initializer(n, *bias);
     std::vector<ir::value*> inputs{channels_last(*x->q, n), x->dq->input(1), x->dq->input(2), w->q, w->scale, nullptr,
                                    out->q->input(1), out->q->input(2), bias_value};
     const bool fused_relu = n.find_attribute("activation") != nullptr;
@@ -287,11 +273,7 @@ class int8_rewrite {
     const float a_scale = nn::constant_scales(a->dq->input(1))->front();
     const auto bias = accumulator_bias(n, a_scale, b->scales, columns);
     if (!bias) return;
-    ir::value* bias_value = nullptr;
-    if (!bias->empty()) {
-      std::string name = g_.unique_name(n.output(0)->name() + ".int8_bias");
-      bias_value = g_.add_initializer(name, ir::tensor::from_values<std::int32_t>(name, {columns}, *bias));
-    }
+    ir::value* bias_value = bias_initializer(n, *bias);
     std::vector<ir::attribute> attributes = only(ir::attribute::make_int("transB", trans_b ? 1 : 0));
     std::string label = n.label();
     n.set_name("");
@@ -432,40 +414,32 @@ class int8_rewrite {
     if (folded) g_.compact();
   }
 
-  /// The float32 values of DequantizeLinear `n` when its inputs are constants: per tensor or
-  /// along its axis; nullopt otherwise.
-  static std::optional<ir::tensor> dequantized_constant(const ir::node& n) {
-    if (n.inputs().size() < 2 || n.attr_int("block_size", 0) != 0) return std::nullopt;
-    const auto q = nn::constant_zero_points(n.input(0));
-    const auto scale = nn::constant_scales(n.input(1));
-    if (!q || !scale || scale->empty()) return std::nullopt;
-    std::vector<std::int32_t> zero{0};
-    if (n.inputs().size() > 2 && n.input(2)) {
-      const auto z = nn::constant_zero_points(n.input(2));
-      if (!z || z->size() != scale->size()) return std::nullopt;
-      zero = *z;
+  /// DequantizeLinear `n` evaluated by its kernel when its inputs are constants; nullopt
+  /// otherwise (or when the kernel refuses them).
+  [[nodiscard]] std::optional<ir::tensor> dequantized_constant(const ir::node& n) const {
+    const kernel_factory* make = builtin_kernels().find("", "DequantizeLinear", opset_);
+    if (!make) return std::nullopt;
+    std::vector<tensor> inputs;
+    inputs.reserve(n.inputs().size());
+    std::vector<const tensor*> pointers;
+    for (const ir::value* in : n.inputs()) {
+      if (in && (!in->is_constant() || !in->initializer()->has_data())) return std::nullopt;
+      if (in) inputs.push_back(tensor::from_ir(*in->initializer()));
+      pointers.push_back(in ? &inputs.back() : nullptr);
     }
-    const std::vector<std::int64_t>& dims = n.input(0)->initializer()->dims;
-    std::int64_t inner = 1, channels = 1;
-    if (scale->size() > 1) {
-      std::int64_t axis = n.attr_int("axis", 1);
-      if (axis < 0) axis += static_cast<std::int64_t>(dims.size());
-      if (axis < 0 || axis >= static_cast<std::int64_t>(dims.size()) || dims[axis] != static_cast<std::int64_t>(scale->size())) {
-        return std::nullopt;
-      }
-      channels = dims[axis];
-      for (std::size_t d = axis + 1; d < dims.size(); ++d) inner *= dims[d];
+    std::vector<tensor> outputs(1);
+    try {
+      const std::unique_ptr<kernel> k = (*make)(kernel_build_info{n, opset_});
+      kernel_context ctx(n, pointers, outputs, 1);
+      k->compute(ctx);
+    } catch (const error&) {
+      return std::nullopt;
     }
-    std::vector<float> out(q->size());
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      const std::size_t c = channels > 1 ? (i / inner) % channels : 0;
-      const std::int64_t centered = static_cast<std::int64_t>(q->at(i)) - zero[zero.size() > 1 ? c : 0];
-      out[i] = static_cast<float>(centered) * scale->at(c);
-    }
-    return ir::tensor::from_values<float>("", dims, out);
+    return outputs[0].to_ir("");
   }
 
   ir::graph& g_;
+  std::int64_t opset_;
   std::unordered_map<const ir::value*, ir::value*> twin_;  // int8 activation -> its channels-last form
   std::vector<group> groups_;
   std::vector<ir::node*> entry_quantizers_;  // QuantizeLinear nodes a QuantizeLinearNhwc replaced where read
@@ -474,6 +448,6 @@ class int8_rewrite {
 
 }  // namespace
 
-int use_int8_kernels(ir::graph& g) { return int8_rewrite(g).run(); }
+int use_int8_kernels(ir::graph& g, std::int64_t opset) { return int8_rewrite(g, opset).run(); }
 
 }  // namespace inferopt::runtime::detail

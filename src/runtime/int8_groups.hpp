@@ -18,12 +18,15 @@
 // layout, under the original name. What is left of the QDQ graph runs as before, except that a
 // DequantizeLinear of a constant (a weight no int8 kernel took) is folded into a float
 // constant once instead of on every run.
+#include <cstdint>
+
 #include "inferopt/ir/fwd.hpp"
 
 namespace inferopt::runtime::detail {
 
 /// Rewrites `g` in place; returns the number of int8 nodes it added (0: the graph uses no
 /// executor op, though constants may have been folded).
-int use_int8_kernels(ir::graph& g);
+/// `opset`: the model's default-domain opset (DequantizeLinear's constants are folded by its kernel).
+int use_int8_kernels(ir::graph& g, std::int64_t opset);
 
 }  // namespace inferopt::runtime::detail

@@ -85,7 +85,7 @@ session::session(const ir::model& m, session_options options)
   // An observer wants every value as its model has it, and another registry may not have the
   // kernels of the rewritten ops.
   if (options_.rewrite_graph && !options_.on_value && !options_.kernels) {
-    if (detail::use_int8_kernels(*graph_) > 0) domain_opsets_[nn::executor_fused_domain] = 1;
+    if (detail::use_int8_kernels(*graph_, opset_) > 0) domain_opsets_[nn::executor_fused_domain] = 1;
     const int block = nn::nchwc_block();
     if (block > 0 && detail::use_blocked_layout(*graph_, block) > 0) domain_opsets_[nn::nchwc_domain] = 1;
     if (detail::fuse_linear_gelu(*graph_) > 0) domain_opsets_[nn::executor_fused_domain] = 1;

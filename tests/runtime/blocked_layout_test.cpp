@@ -20,6 +20,7 @@
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/shape_inference.hpp"
 #include "inferopt/runtime/session.hpp"
+#include "support/conv_attributes.hpp"
 #include "support/random_values.hpp"
 #include "support/static_shape.hpp"
 #include "support/tensor_compare.hpp"
@@ -89,13 +90,7 @@ struct conv_case {
 };
 
 std::vector<ir::attribute> conv_attributes(const conv_case& p) {
-  std::vector<ir::attribute> attrs;
-  attrs.push_back(ir::attribute::make_ints("kernel_shape", {p.k, p.k}));
-  attrs.push_back(ir::attribute::make_ints("strides", {p.stride, p.stride}));
-  attrs.push_back(ir::attribute::make_ints("pads", {p.pad, p.pad, p.pad, p.pad}));
-  attrs.push_back(ir::attribute::make_ints("dilations", {p.dilation, p.dilation}));
-  attrs.push_back(ir::attribute::make_int("group", p.group));
-  return attrs;
+  return test::square_conv_attributes(p.k, p.stride, p.pad, p.dilation, p.group);
 }
 
 std::int64_t out_dim(const conv_case& p) { return (p.h + 2 * p.pad - p.dilation * (p.k - 1) - 1) / p.stride + 1; }

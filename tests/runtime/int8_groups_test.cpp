@@ -23,6 +23,7 @@
 #include "inferopt/ir/shape_inference.hpp"
 #include "inferopt/runtime/kernel.hpp"
 #include "inferopt/runtime/session.hpp"
+#include "support/conv_attributes.hpp"
 #include "support/random_values.hpp"
 #include "support/static_shape.hpp"
 
@@ -163,13 +164,7 @@ struct conv_case {
 };
 
 std::vector<ir::attribute> conv_attributes(const conv_case& p) {
-  std::vector<ir::attribute> attrs;
-  attrs.push_back(ir::attribute::make_ints("kernel_shape", {p.k, p.k}));
-  attrs.push_back(ir::attribute::make_ints("strides", {p.stride, p.stride}));
-  attrs.push_back(ir::attribute::make_ints("pads", {p.pad, p.pad, p.pad, p.pad}));
-  attrs.push_back(ir::attribute::make_ints("dilations", {p.dilation, p.dilation}));
-  attrs.push_back(ir::attribute::make_int("group", p.group));
-  return attrs;
+  return test::square_conv_attributes(p.k, p.stride, p.pad, p.dilation, p.group);
 }
 
 constexpr float x_scale = 0.02f;
