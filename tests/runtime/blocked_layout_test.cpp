@@ -21,6 +21,7 @@
 #include "inferopt/ir/shape_inference.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "support/conv_attributes.hpp"
+#include "support/ops_run.hpp"
 #include "support/random_values.hpp"
 #include "support/static_shape.hpp"
 #include "support/tensor_compare.hpp"
@@ -30,6 +31,8 @@ using runtime::tensor;
 
 namespace {
 
+using test::contains;
+using test::ops_run;
 using test::static_shape;
 
 using test::random_values;
@@ -55,16 +58,6 @@ void check_same_outputs(const ir::model& m, const runtime::tensor_map& feeds, in
   }
 }
 
-/// Op types the session ran (profiled), to tell whether the blocked kernels served.
-std::vector<std::string> ops_run(const ir::model& m, const runtime::tensor_map& feeds) {
-  runtime::session s(m, runtime::session_options{.threads = 1});
-  s.set_profiling(true);
-  s.run(feeds);
-  std::vector<std::string> ops;
-  for (const auto& entry : s.profile()) ops.push_back(entry.first);
-  return ops;
-}
-
 /// Conv of `x` (c channels) to m channels, k x k, "same" padding, seeded weights and bias; the
 /// builder's own conv needs static shapes, which pools and dynamic inputs do not give it.
 ir::value* conv(ir::graph_builder& gb, ir::value* x, std::int64_t c, std::int64_t m, std::int64_t k = 1,
@@ -79,10 +72,6 @@ ir::value* conv(ir::graph_builder& gb, ir::value* x, std::int64_t c, std::int64_
   ir::value* w = gb.constant("w", {m, c / group, k, k}, random_values(static_cast<std::size_t>(m * c / group * k * k), ++seed, scale));
   ir::value* b = gb.constant("b", {m}, random_values(static_cast<std::size_t>(m), ++seed, 0.1f));
   return gb.op("Conv", {x, w, b}, std::move(attrs));
-}
-
-bool contains(const std::vector<std::string>& list, const std::string& item) {
-  return std::find(list.begin(), list.end(), item) != list.end();
 }
 
 struct conv_case {

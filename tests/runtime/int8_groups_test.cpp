@@ -24,6 +24,7 @@
 #include "inferopt/runtime/kernel.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "support/conv_attributes.hpp"
+#include "support/ops_run.hpp"
 #include "support/random_values.hpp"
 #include "support/static_shape.hpp"
 
@@ -33,6 +34,8 @@ using runtime::tensor;
 namespace {
 
 using test::random_values;
+using test::contains;
+using test::ops_run;
 using test::static_shape;
 
 runtime::tensor_map run(const ir::model& m, const runtime::tensor_map& feeds, bool rewrite, int threads = 1) {
@@ -70,20 +73,6 @@ void check_same_outputs(const ir::model& m, const runtime::tensor_map& feeds, in
       CHECK(max_unit_difference(got, want) <= 1);
     }
   }
-}
-
-/// Op types the session ran (profiled), to tell whether the int8 kernels served.
-std::vector<std::string> ops_run(const ir::model& m, const runtime::tensor_map& feeds) {
-  runtime::session s(m, runtime::session_options{.threads = 1});
-  s.set_profiling(true);
-  s.run(feeds);
-  std::vector<std::string> ops;
-  for (const auto& entry : s.profile()) ops.push_back(entry.first);
-  return ops;
-}
-
-bool contains(const std::vector<std::string>& list, const std::string& item) {
-  return std::find(list.begin(), list.end(), item) != list.end();
 }
 
 /// Builds QDQ graphs: quantized activations, int8 weights and int32 biases as initializers.
