@@ -72,13 +72,15 @@ struct bench_options {
   int threads = 0;
   bool json = false;
   bool profile = false;
+  int slowest_nodes = 0;
   bool memory_plan = true;
 };
 
-/// The timed runs, sorted, and the mean time per op type over them (when profiling).
+/// The timed runs, sorted, and the mean time per op type and per node over them (when profiling).
 struct timings {
   std::vector<double> ms;
   std::map<std::string, double> profile;
+  std::map<std::string, double> node_profile;
 };
 
 timings time_runs(runtime::session& s, const runtime::tensor_map& feeds, int iters) {
@@ -88,6 +90,7 @@ timings time_runs(runtime::session& s, const runtime::tensor_map& feeds, int ite
     (void)s.run(feeds);
     t.ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     for (const auto& [op, ms] : s.profile()) t.profile[op] += ms / iters;
+    for (const auto& [node, ms] : s.node_profile()) t.node_profile[node] += ms / iters;
     print_progress(k + 1, iters);
   }
   std::sort(t.ms.begin(), t.ms.end());
@@ -108,6 +111,7 @@ nlohmann::json bench_json(const bench_options& o, const timings& t, const runtim
                       {"iterations", o.iters},
                       {"threads", s.threads()}};
   if (o.profile) j["profile_ms"] = t.profile;
+  if (o.slowest_nodes > 0) j["node_profile_ms"] = t.node_profile;
   const runtime::memory_plan_info plan = s.memory_plan();
   j["memory_plan"] = {{"active", plan.active},
                       {"arena_bytes", plan.arena_bytes},
@@ -117,7 +121,8 @@ nlohmann::json bench_json(const bench_options& o, const timings& t, const runtim
   return j;
 }
 
-void print_profile(const std::map<std::string, double>& profile) {
+/// The `limit` largest entries of `profile`, slowest first, with their share of the total.
+void print_profile(const std::string& title, const std::map<std::string, double>& profile, std::size_t limit) {
   std::vector<std::pair<double, std::string>> rows;
   double sum = 0.0;
   for (const auto& [op, t] : profile) {
@@ -125,7 +130,8 @@ void print_profile(const std::map<std::string, double>& profile) {
     sum += t;
   }
   std::sort(rows.rbegin(), rows.rend());
-  std::cout << "time per op type (ms per run):\n";
+  rows.resize(std::min(rows.size(), limit));
+  std::cout << title << " (ms per run):\n";
   for (const auto& [t, op] : rows) {
     std::cout << "  " << std::left << std::setw(24) << op << std::right << std::setw(10) << std::setprecision(3) << t
               << std::setw(8) << std::setprecision(1) << (sum > 0 ? 100.0 * t / sum : 0.0) << "%\n";
@@ -150,11 +156,14 @@ void print_bench(const bench_options& o, const timings& t, const nlohmann::json&
     std::cout << "memory plan: off (dead buffers are pooled)\n";
   }
   if (steady_peak) std::cout << "peak RSS over the timed runs: " << mib(*steady_peak) << " MiB\n";
-  if (o.profile) print_profile(t.profile);
+  if (o.profile) print_profile("time per op type", t.profile, t.profile.size());
+  if (o.slowest_nodes > 0) print_profile("slowest nodes", t.node_profile, static_cast<std::size_t>(o.slowest_nodes));
 }
 
 int bench_model(const bench_options& o) {
-  if (o.iters < 1 || o.warmup < 0) throw error(errc::invalid_argument, "--iters must be >= 1 and --warmup >= 0");
+  if (o.iters < 1 || o.warmup < 0 || o.slowest_nodes < 0) {
+    throw error(errc::invalid_argument, "--iters must be >= 1, --warmup and --slowest-nodes >= 0");
+  }
   // The model goes once the session is built: the session shares its weights, and releases
   // those its kernels copy into their own layout, so they are then held once.
   std::unique_ptr<runtime::session> session;
@@ -163,7 +172,7 @@ int bench_model(const bench_options& o) {
     session = std::make_unique<runtime::session>(m, runtime::session_options{.threads = o.threads, .memory_plan = o.memory_plan});
   }
   runtime::session& s = *session;
-  s.set_profiling(o.profile);
+  s.set_profiling(o.profile || o.slowest_nodes > 0);
   const runtime::tensor_map feeds = o.inputs.gather(s);
   for (int k = 0; k < o.warmup; ++k) (void)s.run(feeds);
   // The steady-state peak covers the timed runs only: not loading, not the traced first run.
@@ -217,6 +226,7 @@ void declare_bench(CLI::App& sub, bench_options& o) {
   sub.add_flag("--json", o.json, "Print one JSON object");
   sub.add_flag("!--no-memory-plan", o.memory_plan, "Pool dead buffers instead of planning intermediates into one arena");
   sub.add_flag("--profile", o.profile, "Also report time per op type");
+  sub.add_option("--slowest-nodes", o.slowest_nodes, "Also report the N slowest nodes (their time per run)");
 }
 
 void declare_compare(CLI::App& sub, compare_options& o) {

@@ -20,6 +20,7 @@
 #include "inferopt/fusion/merge_parallel_matmuls.hpp"
 #include "inferopt/fusion/residual_sum_before_norm.hpp"
 #include "inferopt/fusion/sum_to_add.hpp"
+#include "inferopt/fusion/trim_dead_conv_taps.hpp"
 
 namespace inferopt {
 
@@ -36,6 +37,7 @@ void register_fusion_passes(pass_registry& registry) {
   registry.add<eliminate_noop>();
   registry.add<eliminate_common_subexpressions>();
   registry.add<fuse_pad_into_conv>();
+  registry.add<trim_dead_conv_taps>();
   registry.add<sum_to_add>();
   registry.add<residual_sum_before_norm>();
   registry.add<fuse_gelu>();

@@ -804,3 +804,28 @@ TEST_CASE("plan refuses an alignment that is not a power of two in one line", "[
     CHECK(r.out.empty());
   }
 }
+
+TEST_CASE("bench --profile --slowest-nodes reports time per op type and the slowest nodes", "[cli][bench]") {
+  scratch dir("bench_profile");
+  const auto model = save_default_model(dir / "default.onnx");
+  process_result r = run_cli({"bench", model.string(), "--warmup", "0", "--iters", "2", "--threads", "1", "--json",
+                              "--profile", "--slowest-nodes", "3"});
+  REQUIRE(r.exit_code == 0);
+  const json j = json::parse(r.out);
+  REQUIRE(j.contains("profile_ms"));
+  REQUIRE(j.contains("node_profile_ms"));
+  CHECK(j["node_profile_ms"].size() > 3);  // the JSON has every node the session ran; the text the slowest
+  double per_op = 0, per_node = 0;
+  for (const auto& [op, ms] : j["profile_ms"].items()) per_op += ms.get<double>();
+  for (const auto& [node, ms] : j["node_profile_ms"].items()) per_node += ms.get<double>();
+  CHECK(per_node == Approx(per_op).epsilon(1e-6));
+
+  r = run_cli({"bench", model.string(), "--warmup", "0", "--iters", "2", "--slowest-nodes", "3"});
+  REQUIRE(r.exit_code == 0);
+  const std::string listed = r.out.substr(r.out.find("slowest nodes"));
+  CHECK(std::count(listed.begin(), listed.end(), '\n') == 4);  // the title and three nodes
+
+  r = run_cli({"bench", model.string(), "--slowest-nodes", "-1"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("--slowest-nodes"));
+}

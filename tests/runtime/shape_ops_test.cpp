@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -244,4 +245,43 @@ TEST_CASE("pad supports constant, reflect and edge modes and crops with negative
   CHECK(pad("edge", {1, 2}) == std::vector<float>{0, 0, 1, 2, 2, 2});
   CHECK(pad("constant", {-1, 1}) == std::vector<float>{1, 2, 0});
   require_node_error([&] { pad("constant", {-2, -2}); }, "invalid size");
+}
+
+TEST_CASE("float linear resize of the last two axes agrees with the double path", "[runtime][shape][resize]") {
+  // Float inputs take resize_bilinear_float; double inputs take the general separable path,
+  // which follows the ONNX reference. Both must give the same numbers.
+  struct resize_case {
+    shape_t shape;
+    std::vector<float> scales;
+  };
+  const resize_case c = GENERATE(resize_case{{2, 3, 4, 5}, {1, 1, 2, 3}},       // up
+                                 resize_case{{1, 2, 7, 9}, {1, 1, 0.5f, 0.6f}},  // down
+                                 resize_case{{1, 2, 4, 4}, {1, 1, 16, 16}},      // DeepLab's head
+                                 resize_case{{1, 2, 4, 4}, {1, 1, 1, 2.5f}},     // width only
+                                 resize_case{{1, 2, 5, 3}, {1, 1, 1.5f, 1}},     // height only
+                                 resize_case{{3, 5, 6}, {1, 2, 2}},              // rank 3
+                                 resize_case{{1, 2, 2, 3, 3}, {1, 1, 1, 2, 2}},  // rank 5
+                                 resize_case{{1, 2, 3, 3}, {1, 2, 2, 2}});       // channels too: general path
+  const std::string coordinates = GENERATE("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric");
+  const int exclude_outside = GENERATE(0, 1);
+  CAPTURE(c.shape, c.scales, coordinates, exclude_outside);
+
+  std::vector<float> values(static_cast<std::size_t>(ir::tensor::element_count(c.shape)));
+  for (std::size_t k = 0; k < values.size(); ++k) values[k] = std::sin(0.7f * static_cast<float>(k)) * 3.0f;
+  const std::vector<double> wide(values.begin(), values.end());
+  const tensor scales = tensor::from_values<float>({static_cast<std::int64_t>(c.scales.size())}, c.scales);
+  const tensor roi = tensor::from_values<float>({0}, std::vector<float>{});
+  const auto resized = [&](tensor x) {
+    return run_node("Resize", {{"x", std::move(x)}, {"roi", roi}, {"scales", scales}},
+                    attrs(ir::attribute::make_string("mode", "linear"),
+                          ir::attribute::make_string("coordinate_transformation_mode", coordinates),
+                          ir::attribute::make_int("exclude_outside", exclude_outside)))[0];
+  };
+  const tensor narrow = resized(tensor::from_values<float>(c.shape, values));
+  const tensor reference = resized(tensor::from_values<double>(c.shape, wide));
+  REQUIRE(narrow.shape() == reference.shape());
+  for (std::int64_t k = 0; k < narrow.element_count(); ++k) {
+    CAPTURE(k);
+    REQUIRE(narrow.data<float>()[k] == Approx(reference.data<double>()[k]).margin(1e-5));
+  }
 }

@@ -6,11 +6,13 @@
 //  - nearest is a pure gather: one source index per output index and axis, any element type;
 //  - linear and cubic (and their antialiased forms) run one 1-D pass per resized axis over a
 //    double buffer, then round (integers: half to even, saturated) into the output type.
-// Axes whose scale is 1 and size unchanged are skipped, as the reference does.
+// Axes whose scale is 1 and size unchanged are skipped, as the reference does. Float linear
+// resizing of the last two axes has its own path in float (resize_bilinear_float).
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "shape_common.hpp"
 
@@ -302,6 +304,75 @@ T from_double(double v) {
   }
 }
 
+/// Float linear resizing of the last two axes (either may be unchanged), the upsampling of
+/// segmentation and detection heads. It computes in float, as onnxruntime does, instead of
+/// the double passes below: each input row is interpolated along the width once into a
+/// two-row cache, and each output row blends two cached rows. False when the plans need
+/// the general path (other axes resized, cubic or antialiased windows, extrapolation).
+bool resize_bilinear_float(kernel_context& ctx, const tensor& x, tensor& out, const std::vector<axis_plan>& plans) {
+  const std::size_t rank = x.rank();
+  if (x.dtype() != data_type::float32 || rank < 2) return false;
+  for (std::size_t k = 0; k + 2 < rank; ++k) {
+    if (!plans[k].identity) return false;
+  }
+  struct table {
+    std::vector<std::int64_t> lo, hi;
+    std::vector<float> w_lo, w_hi;
+  };
+  const auto make_table = [](const axis_plan& p) -> std::optional<table> {
+    table t;
+    for (std::int64_t j = 0; j < p.out; ++j) {
+      const auto ju = static_cast<std::size_t>(j);
+      if (p.identity) {
+        t.lo.push_back(j), t.hi.push_back(j), t.w_lo.push_back(1.0f), t.w_hi.push_back(0.0f);
+        continue;
+      }
+      if (p.taps != 2 || p.extrapolated[ju]) return std::nullopt;
+      t.lo.push_back(p.index[2 * ju]), t.hi.push_back(p.index[2 * ju + 1]);
+      t.w_lo.push_back(static_cast<float>(p.weights[2 * ju])), t.w_hi.push_back(static_cast<float>(p.weights[2 * ju + 1]));
+    }
+    return t;
+  };
+  const axis_plan& ph = plans[rank - 2];
+  const axis_plan& pw = plans[rank - 1];
+  const std::optional<table> rows = make_table(ph);
+  const std::optional<table> cols = make_table(pw);
+  if (!rows || !cols) return false;
+  const std::int64_t slices = detail::product(x.shape(), 0, rank - 2);
+  const float* src = typed<float>(x);
+  float* dst = typed_mutable<float>(out);
+  const std::int64_t grain = std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(pw.out, 1));
+  detail::parallel_for(ctx.threads(), slices * ph.out, grain, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<float> cache(2 * static_cast<std::size_t>(pw.out));
+    std::int64_t cached[2] = {-1, -1};  // the input row (slice * in + row) each half holds
+    const auto width_interpolated = [&](std::int64_t input_row, int keep) -> const float* {
+      for (int c = 0; c < 2; ++c) {
+        if (cached[c] == input_row) return cache.data() + c * pw.out;
+      }
+      const int slot = 1 - keep;
+      float* row = cache.data() + slot * pw.out;
+      const float* in = src + input_row * pw.in;
+      for (std::int64_t j = 0; j < pw.out; ++j) {
+        const auto ju = static_cast<std::size_t>(j);
+        row[j] = cols->w_lo[ju] * in[cols->lo[ju]] + cols->w_hi[ju] * in[cols->hi[ju]];
+      }
+      cached[slot] = input_row;
+      return row;
+    };
+    for (std::int64_t r = begin; r < end; ++r) {
+      const std::int64_t slice = r / ph.out;
+      const auto ru = static_cast<std::size_t>(r % ph.out);
+      const float* a = width_interpolated(slice * ph.in + rows->lo[ru], 1);
+      const int a_slot = a == cache.data() ? 0 : 1;
+      const float* b = width_interpolated(slice * ph.in + rows->hi[ru], a_slot);
+      const float wa = rows->w_lo[ru], wb = rows->w_hi[ru];
+      float* d = dst + r * pw.out;
+      for (std::int64_t j = 0; j < pw.out; ++j) d[j] = wa * a[j] + wb * b[j];
+    }
+  });
+  return true;
+}
+
 // Dims before the first resized axis are independent slices: each is resampled on its own
 // (in parallel), so the double buffers stay the size of one slice.
 void resize_interpolated(kernel_context& ctx, const tensor& x, tensor& out, const std::vector<axis_plan>& plans,
@@ -424,7 +495,7 @@ class resize_kernel final : public kernel {
       resize_nearest(ctx, x, out, plans, make_element(x.dtype(), s_.extrapolation));
     } else {
       if (x.dtype() == data_type::boolean) ctx.fail("linear and cubic modes do not take bool");
-      resize_interpolated(ctx, x, out, plans, axes, s_.extrapolation);
+      if (!resize_bilinear_float(ctx, x, out, plans)) resize_interpolated(ctx, x, out, plans, axes, s_.extrapolation);
     }
   }
 
