@@ -18,6 +18,7 @@
 #include "inferopt/fusion/fuse_pad_into_conv.hpp"
 #include "inferopt/fusion/fuse_skip_layer_norm.hpp"
 #include "inferopt/fusion/merge_parallel_matmuls.hpp"
+#include "inferopt/fusion/reduce_mean_to_global_pool.hpp"
 #include "inferopt/fusion/residual_sum_before_norm.hpp"
 #include "inferopt/fusion/sum_to_add.hpp"
 #include "inferopt/fusion/trim_dead_conv_taps.hpp"
@@ -38,6 +39,7 @@ void register_fusion_passes(pass_registry& registry) {
   registry.add<eliminate_common_subexpressions>();
   registry.add<fuse_pad_into_conv>();
   registry.add<trim_dead_conv_taps>();
+  registry.add<reduce_mean_to_global_pool>();
   registry.add<sum_to_add>();
   registry.add<residual_sum_before_norm>();
   registry.add<fuse_gelu>();
