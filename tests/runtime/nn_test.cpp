@@ -291,3 +291,45 @@ TEST_CASE("linear layers on constant weights give the product at every row count
     CHECK(bad == 0);
   }
 }
+
+TEST_CASE("float layer and RMS normalization match a double reference, statistics included", "[runtime][nn][norm]") {
+  // Rows are offset far from 0 (mean 50, spread 1): the variance must come from centred values.
+  const std::int64_t cols = GENERATE(1, 3, 16, 17, 48, 768);
+  const bool rms = GENERATE(false, true);
+  const std::int64_t rows = 37, opset = rms ? 23 : 17;
+  CAPTURE(cols, rms);
+  std::vector<float> x = random_values(static_cast<std::size_t>(rows * cols), 5);
+  for (float& v : x) v += 50.0f;
+  const std::vector<float> scale = random_values(static_cast<std::size_t>(cols), 6);
+  const std::vector<float> bias = random_values(static_cast<std::size_t>(cols), 7);
+  ir::model m = ir::make_model("norm", opset);
+  ir::graph_builder b(m.graph());
+  std::vector<ir::value*> inputs = {b.input("x", ir::data_type::float32, {rows, cols}), b.constant("scale", {cols}, scale)};
+  if (!rms) inputs.push_back(b.constant("bias", {cols}, bias));
+  ir::node_spec spec{rms ? "RMSNormalization" : "LayerNormalization", inputs, {"y"}, {}, "norm", ""};
+  if (!rms) spec.outputs = {"y", "mean", "inv_std"};
+  spec.attributes.push_back(ir::attribute::make_float("epsilon", 1e-5f));
+  ir::node* n = m.graph().add_node(std::move(spec));
+  for (ir::value* v : n->outputs()) b.output(v);
+  const int threads = GENERATE(1, 2);
+  runtime::session s(m, runtime::session_options{.threads = threads});
+  const runtime::tensor_map out = s.run({{"x", tensor::from_values<float>({rows, cols}, x)}});
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = x.data() + r * cols;
+    double mean = 0, sq = 0;
+    if (!rms) {
+      for (std::int64_t i = 0; i < cols; ++i) mean += row[i];
+      mean /= static_cast<double>(cols);
+    }
+    for (std::int64_t i = 0; i < cols; ++i) sq += (row[i] - mean) * (row[i] - mean);
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(cols) + 1e-5);
+    if (!rms) {
+      CHECK(out.at("mean").data<float>()[r] == Approx(mean).epsilon(1e-6));
+      CHECK(out.at("inv_std").data<float>()[r] == Approx(inv).epsilon(1e-5));
+    }
+    for (std::int64_t i = 0; i < cols; ++i) {
+      const double want = (row[i] - mean) * inv * scale[i] + (rms ? 0.0 : bias[i]);
+      REQUIRE(out.at("y").data<float>()[r * cols + i] == Approx(want).margin(1e-4).epsilon(1e-4));
+    }
+  }
+}

@@ -5,15 +5,19 @@
 //
 // BatchNormalization folds its four parameter vectors into y = x * a[c] + b[c] (computed in
 // double, a = scale / sqrt(var + eps), b = bias - mean * a) and streams every (n, c) plane
-// through one multiply-add that vectorizes; planes run in parallel. Instance and layer
-// normalization accumulate mean and variance in double (two passes over a row), then apply
-// one multiply-add per element. Error bound: a few float32 ulps per element.
+// through one multiply-add that vectorizes; planes run in parallel. Instance normalization,
+// and layer normalization of float64, accumulate mean and variance in double (two passes over
+// a row); layer normalization of float32 sums in float vector lanes (vector_math's
+// normalize_rows, as onnxruntime sums in float), which on rows of a few dozen values was the
+// cost. Then one multiply-add per element. Error bound: a few float32 ulps per element.
 // Training (batch statistics, running-mean outputs) is refused as unsupported.
 
 #include <cmath>
+#include <type_traits>
 
 #include "kernel_util.hpp"
 #include "nn_common.hpp"
+#include "vector_math.hpp"
 
 namespace inferopt::runtime::nn {
 
@@ -208,7 +212,16 @@ class layer_norm_kernel final : public kernel {
     if (y.element_count() == 0) return;
     const T* xd = x.data<T>();
     T* yd = y.mutable_data<T>();
-    detail::parallel_for(ctx.threads(), rows, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(inner, 1)),
+    const std::int64_t grain = std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(inner, 1));
+    if constexpr (std::is_same_v<T, float>) {
+      detail::parallel_for(ctx.threads(), rows, grain, [&](std::int64_t begin, std::int64_t end) {
+        const row_norm_params p{scale.data(), bias.empty() ? nullptr : bias.data(), epsilon_, rms_,
+                                mean_out ? mean_out + begin : nullptr, inv_out ? inv_out + begin : nullptr};
+        normalize_rows(xd + begin * inner, yd + begin * inner, end - begin, inner, p);
+      });
+      return;
+    }
+    detail::parallel_for(ctx.threads(), rows, grain,
                          [&](std::int64_t begin, std::int64_t end) {
                            for (std::int64_t r = begin; r < end; ++r) {
                              const T* in = xd + r * inner;

@@ -14,6 +14,7 @@
 
 #include "kernel_util.hpp"
 #include "nn_common.hpp"
+#include "vector_math.hpp"
 
 namespace inferopt::runtime::nn {
 namespace {
@@ -82,16 +83,7 @@ class skip_layer_norm_kernel final : public kernel {
   }
 
   void normalize_row(const float* s, std::int64_t d, const float* gamma, const float* beta, float* out) const {
-    double mean = 0;
-    if (!simplified_) {
-      for (std::int64_t i = 0; i < d; ++i) mean += s[i];
-      mean /= static_cast<double>(d);
-    }
-    double sq = 0;
-    for (std::int64_t i = 0; i < d; ++i) sq += (s[i] - mean) * (s[i] - mean);
-    const auto inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(d) + epsilon_));
-    const auto m = static_cast<float>(mean);
-    for (std::int64_t i = 0; i < d; ++i) out[i] = (s[i] - m) * inv * gamma[i] + (beta ? beta[i] : 0.0f);
+    normalize_rows(s, out, 1, d, row_norm_params{gamma, beta, epsilon_, simplified_, nullptr, nullptr});
   }
 
   float epsilon_;

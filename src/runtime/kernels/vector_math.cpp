@@ -31,6 +31,10 @@ void requantized_sum(const std::int8_t* a, const std::int8_t* b, std::int8_t* y,
   chosen().requantized_sum_s8(a, b, y, n, p);
 }
 
+void normalize_rows(const float* x, float* y, std::int64_t rows, std::int64_t cols, const row_norm_params& p) noexcept {
+  chosen().normalize_rows(x, y, rows, cols, p);
+}
+
 const char* vector_math_isa() noexcept { return chosen().isa; }
 
 }  // namespace inferopt::runtime::nn

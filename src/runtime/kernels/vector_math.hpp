@@ -1,6 +1,6 @@
 #pragma once
-// Loops whose speed is their instruction set's: the erf GELU, attention's row softmax and
-// the int8 requantized sum, private to src/runtime/kernels. They are Eigen array expressions, and Eigen picks
+// Loops whose speed is their instruction set's: the erf GELU, attention's row softmax, layer
+// normalization's rows and the int8 requantized sum, private to src/runtime/kernels. They are Eigen array expressions, and Eigen picks
 // its packet width at compile time, so the same body (vector_math_body.hpp) is compiled once
 // per instruction set (vector_math_{generic,avx2,avx512}.cpp), like the nn GEMM (nn_gemm.hpp
 // says why function attributes would not do), and the widest build the CPU runs serves
@@ -36,6 +36,23 @@ void requantized_sum(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t*
 void requantized_sum(const std::int8_t* a, const std::int8_t* b, std::int8_t* y, std::int64_t n,
                      const requantize_sum_params& p) noexcept;
 
+/// What normalize_rows applies: per-column scale (required) and bias (null: none), and
+/// whether it is RMS normalization (no mean subtracted). mean and inv_std, when not null,
+/// receive each row's statistics (mean stays 0 for RMS).
+struct row_norm_params {
+  const float* scale;
+  const float* bias;
+  float epsilon;
+  bool rms;
+  float* mean;
+  float* inv_std;
+};
+
+/// Layer (or RMS) normalization of `rows` rows of `cols` floats: y = (x - mean) / sqrt(var +
+/// eps) * scale + bias, with mean and the (biased) variance of each row summed in float
+/// vector lanes, two passes (the variance from the centred values). y may be x.
+void normalize_rows(const float* x, float* y, std::int64_t rows, std::int64_t cols, const row_norm_params& p) noexcept;
+
 /// The instruction set of the build that serves: "avx512", "avx2" or "generic".
 [[nodiscard]] const char* vector_math_isa() noexcept;
 
@@ -48,6 +65,7 @@ struct vector_math_config {
                              const requantize_sum_params& p) noexcept;
   void (*requantized_sum_s8)(const std::int8_t* a, const std::int8_t* b, std::int8_t* y, std::int64_t n,
                              const requantize_sum_params& p) noexcept;
+  void (*normalize_rows)(const float* x, float* y, std::int64_t rows, std::int64_t cols, const row_norm_params& p) noexcept;
 };
 
 // Null when the file was compiled without its instruction-set flags; generic is always there.

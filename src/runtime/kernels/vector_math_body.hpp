@@ -66,8 +66,27 @@ void requantized_sum(const T* a, const T* b, T* y, std::int64_t n, const requant
   }
 }
 
+void normalize_rows(const float* x, float* y, std::int64_t rows, std::int64_t cols, const row_norm_params& p) noexcept {
+  const auto n = static_cast<Eigen::Index>(cols);
+  const const_span scale(p.scale, n);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const const_span row(x + r * cols, n);
+    const float mean = p.rms || n == 0 ? 0.0f : row.sum() / static_cast<float>(n);
+    const float var = n == 0 ? 0.0f : (row - mean).square().sum() / static_cast<float>(n);
+    const float inv = 1.0f / std::sqrt(var + p.epsilon);
+    if (p.mean) p.mean[r] = mean;
+    if (p.inv_std) p.inv_std[r] = inv;
+    span out(y + r * cols, n);
+    if (p.bias) {
+      out = (row - mean) * inv * scale + const_span(p.bias, n);
+    } else {
+      out = (row - mean) * inv * scale;
+    }
+  }
+}
+
 constexpr vector_math_config build{INFEROPT_VECTOR_MATH_NAME, &gelu_erf, &softmax_rows, &requantized_sum<std::uint8_t>,
-                                   &requantized_sum<std::int8_t>};
+                                   &requantized_sum<std::int8_t>, &normalize_rows};
 
 }  // namespace
 
