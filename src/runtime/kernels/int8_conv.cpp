@@ -79,7 +79,8 @@ class qconv_kernel final : public kernel {
     const window_geometry g = resolve_window(ctx, spec_.attrs, {h, w}, {spec_.w_shape[2], spec_.w_shape[3]});
     tensor& y = ctx.allocate_output(0, onnx_type(spec_.y_type), {n, g.out[0], g.out[1], m});
     if (y.element_count() == 0) return;
-    const omp_team_for_call team(ctx.threads());  // oneDNN sizes its partition at creation
+    const std::int64_t macs = y.element_count() * spec_.w_shape[1] * spec_.w_shape[2] * spec_.w_shape[3];
+    const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));  // oneDNN sizes its partition at creation
     primitive& p = primitive_for(n, h, w, g);
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());

@@ -51,7 +51,7 @@ class qgemm_kernel final : public kernel {
     const std::int64_t m = a.dim(0);
     tensor& y = ctx.allocate_output(0, data_type::float32, {m, spec_.n});
     if (m == 0) return;
-    const omp_team_for_call team(ctx.threads());  // oneDNN sizes its partition at creation
+    const omp_team_for_call team(worthwhile_threads(m * spec_.k * spec_.n, ctx.threads()));  // oneDNN sizes its partition at creation
     primitive& p = primitive_for(m);
     p.a.set_data_handle(const_cast<void*>(a.raw()));
     p.y.set_data_handle(y.mutable_raw());

@@ -120,7 +120,8 @@ class nchwc_conv_kernel final : public kernel {
     if (spec_.residual) std::memcpy(y.mutable_raw(), ctx.input(3).raw(), y.byte_size());
     const bool has_bias = ctx.has_input(2);
     // oneDNN sizes a primitive's thread partition when it creates it: inside the team.
-    const omp_team_for_call team(ctx.threads());
+    const std::int64_t macs = n * g.out[0] * g.out[1] * m * spec_.w_shape[1] * spec_.w_shape[2] * spec_.w_shape[3];
+    const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));
     primitive& p = primitive_for(n, h, wd, g, plain_input, has_bias);
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());

@@ -71,7 +71,8 @@ class onednn_pool_kernel final : public kernel {
     const window_geometry g = resolve_window(ctx, attrs_, {x.h, x.w}, attrs_.kernel_shape);
     tensor& y = ctx.allocate_output(0, x.onnx_type, x.output_shape(g.out[0], g.out[1]));
     if (y.element_count() == 0) return;
-    const omp_team_for_call team(ctx.threads());  // oneDNN sizes its partition at creation
+    const std::int64_t visits = y.element_count() * attrs_.kernel_shape[0] * attrs_.kernel_shape[1];
+    const omp_team_for_call team(worthwhile_threads(visits, ctx.threads()));  // oneDNN sizes its partition at creation
     primitive& p = primitive_for(x, g);
     p.src.set_data_handle(const_cast<void*>(ctx.input(0).raw()));
     p.dst.set_data_handle(y.mutable_raw());

@@ -25,6 +25,7 @@
 #include "nn_common.hpp"
 #include "nn_constant_product.hpp"
 #include "nn_gemm.hpp"
+#include "omp_team.hpp"
 #include "vector_math.hpp"
 
 namespace inferopt::runtime::nn {
@@ -267,7 +268,8 @@ class packed_attention_kernel final : public attention_kernel_base {
 }  // namespace
 
 void attend(int threads, const attention_dims& d, const head_operands& x, const score_biases& biases, float scale, float* o) {
-  detail::parallel_for(threads, d.batch * d.heads, 1, [&](std::int64_t lo, std::int64_t hi) {
+  const std::int64_t macs = d.batch * d.heads * d.query_len * d.key_len * (d.head + d.value_head);
+  detail::parallel_for(worthwhile_threads(macs, threads), d.batch * d.heads, 1, [&](std::int64_t lo, std::int64_t hi) {
     matrix scores(d.query_len, d.key_len);
     for (std::int64_t bn = lo; bn < hi; ++bn) {
       const std::int64_t b = bn / d.heads, n = bn % d.heads;

@@ -81,7 +81,7 @@ bool constant_weight_product::run(const void* b, const float* a, std::int64_t m,
   try {
     if (!cache_) cache_ = std::make_unique<cache>();
     // oneDNN sizes a primitive's thread partition when it creates it: inside the team.
-    const omp_team_for_call team(threads);
+    const omp_team_for_call team(worthwhile_threads(m * k_ * n_, threads));
     const cache::entry* e = cache_->find_or_make(weights_, transposed_, m, bias != nullptr, act, k_, n_);
     if (!e) return false;
     using tag = dnnl::memory::format_tag;

@@ -42,7 +42,7 @@ bool onednn_gemm(const gemm_args<float>& g, int threads) noexcept {
   if (!onednn_enabled()) return false;
   // beta == 0 must not read C (NaN there must not leak), which oneDNN's sgemm honours; alpha
   // and beta pass through.
-  const omp_team_for_call team(threads);
+  const omp_team_for_call team(worthwhile_threads(g.m * g.n * g.k, threads));
   return dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta,
                     g.c, g.ldc) == dnnl_success;
 }
