@@ -38,9 +38,19 @@ ir::data_type float_type_of(const pass_context& ctx, const ir::node* n) {
   return ir::data_type::undefined;
 }
 
-bool same_static_shape(const ir::value* a, const ir::value* b) {
-  return a->type() && b->type() && a->type()->has_static_shape() && b->type()->has_static_shape() &&
-         *a->type()->dims == *b->type()->dims;
+/// Whether `a` and `b` are known to have one shape: the same rank, and per dim the same
+/// number or the same symbolic name (one name stands for one size in a model, so a symbolic
+/// batch dim does not stop the fusion). Unknown dims never match.
+bool same_known_shape(const ir::value* a, const ir::value* b) {
+  if (!a->type() || !b->type() || !a->type()->dims || !b->type()->dims) return false;
+  const ir::shape& x = *a->type()->dims;
+  const ir::shape& y = *b->type()->dims;
+  if (x.size() != y.size()) return false;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const bool known = x[k].is_static() || (x[k].is_symbolic() && !x[k].param().empty());
+    if (!known || x[k].size != y[k].size) return false;
+  }
+  return true;
 }
 
 /// The reader of `v` when it is `v`'s only reader and reads it as input 0.
@@ -79,7 +89,7 @@ match_result<conv_match> find_match(const ir::graph& g, const pass_context& ctx,
     m.add = next;
     m.add_slot = next->input(0) == out ? 0 : 1;
     m.residual = next->input(1 - m.add_slot);
-    if (m.residual->elem_type() != ir::data_type::float32 || !same_static_shape(m.residual, out)) {
+    if (m.residual->elem_type() != ir::data_type::float32 || !same_known_shape(m.residual, out)) {
       return decline("declined-residual-shape");
     }
     next = sole_first_input_user(next->output(0));

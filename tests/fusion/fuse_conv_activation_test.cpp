@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "fusion_test_util.hpp"
+#include "support/conv_attributes.hpp"
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/ir/verify.hpp"
 
@@ -164,6 +165,35 @@ TEST_CASE("fuse-conv-activation turns a residual Add and its activation into Fus
   REQUIRE(n.input(3) != nullptr);
   CHECK(n.input(3)->producer() != nullptr);
   CHECK(n.input(3)->producer()->is("Neg"));
+}
+
+/// x ["batch", 4, 8, 8] -> Conv -> Add(r ["batch" or `other`, 6, 8, 8]) -> Relu, types as shape
+/// inference gives them to a dynamic-batch export.
+ir::model symbolic_batch_residual(const std::string& residual_batch) {
+  ir::model m = ir::make_model("conv_act", 17);
+  ir::graph_builder gb(m.graph(), 11);
+  ir::value* x = gb.input("x", ir::data_type::float32, ir::shape{ir::dim{"batch"}, ir::dim{4}, ir::dim{8}, ir::dim{8}});
+  ir::node* conv = test::add_op(m.graph(), "Conv", {x, gb.random_constant("w", {6, 4, 3, 3}, 0.3f), gb.random_constant("b", {6}, 0.3f)},
+                                "conv", {}, test::square_conv_attributes(3, 1, 1, 1, 1));
+  ir::value* c = conv->output(0);
+  c->set_type(ir::value_type{true, ir::data_type::float32, ir::shape{ir::dim{"batch"}, ir::dim{6}, ir::dim{8}, ir::dim{8}}});
+  ir::value* r = gb.input("r", ir::data_type::float32, ir::shape{ir::dim{residual_batch}, ir::dim{6}, ir::dim{8}, ir::dim{8}});
+  gb.output(gb.relu(gb.add(c, r)));
+  return m;
+}
+
+TEST_CASE("fuse-conv-activation folds a residual whose batch dim is the same symbolic name", "[fusion][fuse-conv-activation]") {
+  ir::model m = symbolic_batch_residual("batch");
+  const ir::model before = test::copy_of(m);
+  run(m);
+  CHECK(test::count_ops(m.graph(), "Add") == 0);
+  REQUIRE(fused_node(m).inputs().size() == 4);
+  test::require_same_outputs(before, m);
+
+  ir::model other = symbolic_batch_residual("other");
+  const pass_record r = run(other);
+  CHECK(r.counters.at("declined-residual-shape") == 1);
+  CHECK(test::count_ops(other.graph(), "Add") == 1);
 }
 
 TEST_CASE("fuse-conv-activation folds a residual Add without an activation", "[fusion][fuse-conv-activation]") {

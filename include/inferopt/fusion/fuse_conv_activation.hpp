@@ -19,9 +19,10 @@
 ///   3. the model imports no `com.microsoft` opset or version 1;
 ///   4. the Conv output has exactly one reader and is not a graph output;
 ///   5. an absorbed Add (or a two-input Sum; default domain) reads the Conv output once; its other
-///      operand Z is float32 with a static shape equal to the Conv output's static shape (no
-///      broadcasting), and the Add's output, when an activation follows, has that activation as
-///      its only reader and is not a graph output;
+///      operand Z is float32 with a known shape equal to the Conv output's (no broadcasting;
+///      each dim the same number or the same symbolic name, such as a dynamic batch), and the
+///      Add's output, when an activation follows, has that activation as its only reader and
+///      is not a graph output;
 ///   6. the activation is one FusedConv accepts, in the form of the model's opset: Clip's
 ///      bounds are attributes before opset 11 and constant scalars (or absent) from 11 (see
 ///      detail::match_fused_activation);
