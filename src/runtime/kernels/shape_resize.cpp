@@ -304,70 +304,87 @@ T from_double(double v) {
   }
 }
 
+/// Per output index of one axis, the two source indices and weights of its linear window; an
+/// unchanged axis reads index j with weight 1. nullopt for wider windows or extrapolation.
+struct two_tap_window {
+  std::vector<std::int64_t> lo, hi;
+  std::vector<float> w_lo, w_hi;
+};
+
+std::optional<two_tap_window> two_taps(const axis_plan& p) {
+  two_tap_window t;
+  for (std::int64_t j = 0; j < p.out; ++j) {
+    const auto ju = static_cast<std::size_t>(j);
+    if (p.identity) {
+      t.lo.push_back(j), t.hi.push_back(j), t.w_lo.push_back(1.0f), t.w_hi.push_back(0.0f);
+      continue;
+    }
+    if (p.taps != 2 || p.extrapolated[ju]) return std::nullopt;
+    t.lo.push_back(p.index[2 * ju]), t.hi.push_back(p.index[2 * ju + 1]);
+    t.w_lo.push_back(static_cast<float>(p.weights[2 * ju])), t.w_hi.push_back(static_cast<float>(p.weights[2 * ju + 1]));
+  }
+  return t;
+}
+
+/// Input rows interpolated along the width, two held at a time: consecutive output rows read
+/// mostly the rows the one before read.
+class width_interpolated_rows {
+ public:
+  width_interpolated_rows(const float* src, std::int64_t in_width, const two_tap_window& cols)
+      : src_(src), in_width_(in_width), cols_(cols), cache_(2 * cols.lo.size()) {}
+
+  /// Input row `row` (counted over all slices) at the output width; `keep` (a row this
+  /// returned before, or null) stays valid.
+  const float* get(std::int64_t row, const float* keep) {
+    const auto width = static_cast<std::int64_t>(cols_.lo.size());
+    for (int slot = 0; slot < 2; ++slot) {
+      if (held_[slot] == row) return cache_.data() + slot * width;
+    }
+    const int slot = keep == cache_.data() ? 1 : 0;
+    float* out = cache_.data() + slot * width;
+    const float* in = src_ + row * in_width_;
+    for (std::size_t j = 0; j < cols_.lo.size(); ++j) out[j] = cols_.w_lo[j] * in[cols_.lo[j]] + cols_.w_hi[j] * in[cols_.hi[j]];
+    held_[slot] = row;
+    return out;
+  }
+
+ private:
+  const float* src_;
+  std::int64_t in_width_;
+  const two_tap_window& cols_;
+  std::vector<float> cache_;
+  std::int64_t held_[2] = {-1, -1};
+};
+
 /// Float linear resizing of the last two axes (either may be unchanged), the upsampling of
 /// segmentation and detection heads. It computes in float, as onnxruntime does, instead of
-/// the double passes below: each input row is interpolated along the width once into a
-/// two-row cache, and each output row blends two cached rows. False when the plans need
-/// the general path (other axes resized, cubic or antialiased windows, extrapolation).
+/// the double passes below: each output row blends two width-interpolated input rows. False
+/// when the plans need the general path (other axes resized, cubic or antialiased windows,
+/// extrapolation).
 bool resize_bilinear_float(kernel_context& ctx, const tensor& x, tensor& out, const std::vector<axis_plan>& plans) {
   const std::size_t rank = x.rank();
   if (x.dtype() != data_type::float32 || rank < 2) return false;
   for (std::size_t k = 0; k + 2 < rank; ++k) {
     if (!plans[k].identity) return false;
   }
-  struct table {
-    std::vector<std::int64_t> lo, hi;
-    std::vector<float> w_lo, w_hi;
-  };
-  const auto make_table = [](const axis_plan& p) -> std::optional<table> {
-    table t;
-    for (std::int64_t j = 0; j < p.out; ++j) {
-      const auto ju = static_cast<std::size_t>(j);
-      if (p.identity) {
-        t.lo.push_back(j), t.hi.push_back(j), t.w_lo.push_back(1.0f), t.w_hi.push_back(0.0f);
-        continue;
-      }
-      if (p.taps != 2 || p.extrapolated[ju]) return std::nullopt;
-      t.lo.push_back(p.index[2 * ju]), t.hi.push_back(p.index[2 * ju + 1]);
-      t.w_lo.push_back(static_cast<float>(p.weights[2 * ju])), t.w_hi.push_back(static_cast<float>(p.weights[2 * ju + 1]));
-    }
-    return t;
-  };
   const axis_plan& ph = plans[rank - 2];
   const axis_plan& pw = plans[rank - 1];
-  const std::optional<table> rows = make_table(ph);
-  const std::optional<table> cols = make_table(pw);
+  const std::optional<two_tap_window> rows = two_taps(ph);
+  const std::optional<two_tap_window> cols = two_taps(pw);
   if (!rows || !cols) return false;
   const std::int64_t slices = detail::product(x.shape(), 0, rank - 2);
-  const float* src = typed<float>(x);
   float* dst = typed_mutable<float>(out);
   const std::int64_t grain = std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(pw.out, 1));
   detail::parallel_for(ctx.threads(), slices * ph.out, grain, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<float> cache(2 * static_cast<std::size_t>(pw.out));
-    std::int64_t cached[2] = {-1, -1};  // the input row (slice * in + row) each half holds
-    const auto width_interpolated = [&](std::int64_t input_row, int keep) -> const float* {
-      for (int c = 0; c < 2; ++c) {
-        if (cached[c] == input_row) return cache.data() + c * pw.out;
-      }
-      const int slot = 1 - keep;
-      float* row = cache.data() + slot * pw.out;
-      const float* in = src + input_row * pw.in;
-      for (std::int64_t j = 0; j < pw.out; ++j) {
-        const auto ju = static_cast<std::size_t>(j);
-        row[j] = cols->w_lo[ju] * in[cols->lo[ju]] + cols->w_hi[ju] * in[cols->hi[ju]];
-      }
-      cached[slot] = input_row;
-      return row;
-    };
+    width_interpolated_rows input(typed<float>(x), pw.in, *cols);
     for (std::int64_t r = begin; r < end; ++r) {
-      const std::int64_t slice = r / ph.out;
-      const auto ru = static_cast<std::size_t>(r % ph.out);
-      const float* a = width_interpolated(slice * ph.in + rows->lo[ru], 1);
-      const int a_slot = a == cache.data() ? 0 : 1;
-      const float* b = width_interpolated(slice * ph.in + rows->hi[ru], a_slot);
-      const float wa = rows->w_lo[ru], wb = rows->w_hi[ru];
+      const std::int64_t first_row = r / ph.out * ph.in;
+      const auto j = static_cast<std::size_t>(r % ph.out);
+      const float* a = input.get(first_row + rows->lo[j], nullptr);
+      const float* b = input.get(first_row + rows->hi[j], a);
+      const float wa = rows->w_lo[j], wb = rows->w_hi[j];
       float* d = dst + r * pw.out;
-      for (std::int64_t j = 0; j < pw.out; ++j) d[j] = wa * a[j] + wb * b[j];
+      for (std::int64_t k = 0; k < pw.out; ++k) d[k] = wa * a[k] + wb * b[k];
     }
   });
   return true;
