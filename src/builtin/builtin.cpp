@@ -16,8 +16,8 @@ void register_levels(pass_registry& registry) {
   // Pad exposes a Conv+BN), so they share one fixpoint group.
   const std::string default_domain =
       "fold-constants,eliminate-identity,eliminate-dropout,eliminate-noop,sum-to-add,fuse-consecutive-transposes,"
-      "fuse-consecutive-reshapes,eliminate-common-subexpressions,fuse-pad-into-conv,trim-dead-conv-taps,reduce-mean-to-global-pool,fuse-conv-bn,fuse-conv-mul-add,"
-      "fuse-bn-into-gemm,fuse-gemm-transpose,fuse-matmul-add,fuse-layer-norm,fuse-gelu,dce,remove-unused";
+      "fuse-consecutive-reshapes,eliminate-common-subexpressions,fuse-pad-into-conv,trim-dead-conv-taps,fuse-conv-bn,fuse-conv-mul-add,"
+      "fuse-bn-into-gemm,fuse-gemm-transpose,fuse-matmul-add,fuse-layer-norm,fuse-gelu,reduce-mean-to-global-pool,dce,remove-unused";
   registry.add_pipeline("O0", "", "no optimization");
   registry.add_pipeline("O1", "fixpoint(" + cleanups + ")", "cleanups to a fixpoint; standard ONNX only");
   // Batched MatMul + Add stays apart until the transformer fusions have run: the Reshapes of

@@ -25,8 +25,10 @@ class reduce_mean_pattern final : public pattern<ir::node*> {
     if (mean.outputs().size() != 1 || !mean.output(0) || !mean.input(0)) return {};
     const ir::data_type type = ir::element_type(mean.input(0));
     if (type != ir::data_type::float32 && type != ir::data_type::float16 && type != ir::data_type::float64) return {};
+    // Rank 4 and up only: on [batch, tokens, hidden] a mean over the last axis is a
+    // transformer's LayerNorm statistic, which fuse-layer-norm must still see as ReduceMean.
     const std::optional<std::size_t> rank = ir::known_rank(mean.input(0));
-    if (!rank || *rank < 3) return {};
+    if (!rank || *rank < 4) return {};
     const bool from_attribute = ctx.onnx_opset() < 18;
     const std::optional<ir::int_list> axes = ir::int_list_operand(mean, "axes", 1, from_attribute, ctx.ir_version());
     if (!axes || !axes->present) return {};

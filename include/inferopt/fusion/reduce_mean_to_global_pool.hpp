@@ -12,7 +12,8 @@
 ///
 /// Conditions (each checked; a declined ReduceMean stays as it is):
 ///   1. default-domain ReduceMean with one output, on a float, float16 or double input of
-///      known rank >= 3;
+///      known rank >= 4 (images and volumes: on a rank-3 [batch, tokens, hidden] tensor the
+///      mean over the last axis is a LayerNorm statistic, left for fuse-layer-norm);
 ///   2. its axes (an attribute before opset 18, a constant input from 18) are exactly the
 ///      axes 2 .. rank-1, given explicitly.
 
