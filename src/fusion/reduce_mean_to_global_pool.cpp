@@ -41,10 +41,7 @@ class reduce_mean_pattern final : public pattern<ir::node*> {
   std::int64_t rewrite(ir::graph& g, ir::node* const& mean, pass_context& ctx) const override {
     ir::value* x = mean->input(0);
     if (mean->attr_int("keepdims", 1) != 0) {
-      mean->set_op_type("GlobalAveragePool");
-      mean->attributes().clear();
-      for (std::size_t i = 1; i < mean->inputs().size(); ++i) g.set_input(mean, i, nullptr);
-      g.trim_omitted_inputs(mean);
+      become(g, mean, "GlobalAveragePool", x);
       ctx.count("to-global-pool");
       return 1;
     }
@@ -52,14 +49,20 @@ class reduce_mean_pattern final : public pattern<ir::node*> {
     // the ReduceMean node becomes that Flatten so its output keeps its name and readers.
     ir::node* pool = g.add_node(ir::node_spec{"GlobalAveragePool", {x}, {""}, {}, mean->name() + "_pool", ""}, mean);
     pool->output(0)->set_type(pooled_type(x));
-    mean->set_op_type("Flatten");
-    mean->attributes().clear();
+    become(g, mean, "Flatten", pool->output(0));
     mean->set_attribute(ir::attribute::make_int("axis", 1));
-    g.set_input(mean, 0, pool->output(0));
-    for (std::size_t i = 1; i < mean->inputs().size(); ++i) g.set_input(mean, i, nullptr);
-    g.trim_omitted_inputs(mean);
     ctx.count("to-global-pool-and-flatten");
     return 1;
+  }
+
+ private:
+  /// Turns `n` into an `op` reading only `input`, without attributes; its output stays.
+  static void become(ir::graph& g, ir::node* n, const char* op, ir::value* input) {
+    n->set_op_type(op);
+    n->attributes().clear();
+    g.set_input(n, 0, input);
+    for (std::size_t i = 1; i < n->inputs().size(); ++i) g.set_input(n, i, nullptr);
+    g.trim_omitted_inputs(n);
   }
 };
 

@@ -48,6 +48,7 @@ class skip_layer_norm_kernel final : public kernel {
     const float* xd = x.data<float>();
     const float* sd = skip.data<float>();
     float* yd = y.mutable_data<float>();
+    const row_norm_params norm{gamma, beta, epsilon_, simplified_, nullptr, nullptr};
     detail::parallel_for(ctx.threads(), rows, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(d, 1)),
                          [&](std::int64_t lo, std::int64_t hi) {
                            std::vector<float> scratch(sum ? 0 : static_cast<std::size_t>(d));
@@ -56,7 +57,7 @@ class skip_layer_norm_kernel final : public kernel {
                              const float* in = xd + r * d;
                              const float* sk = sd + (r % tokens) * d;
                              for (std::int64_t i = 0; i < d; ++i) s[i] = (bias ? in[i] + bias[i] : in[i]) + sk[i];
-                             normalize_row(s, d, gamma, beta, yd + r * d);
+                             normalize_rows(s, yd + r * d, 1, d, norm);
                            }
                          });
   }
@@ -80,10 +81,6 @@ class skip_layer_norm_kernel final : public kernel {
       ctx.fail(std::string(name) + " must be float32 of " + std::to_string(n) + " values, got " + to_string(t.shape()));
     }
     return t.data<float>();
-  }
-
-  void normalize_row(const float* s, std::int64_t d, const float* gamma, const float* beta, float* out) const {
-    normalize_rows(s, out, 1, d, row_norm_params{gamma, beta, epsilon_, simplified_, nullptr, nullptr});
   }
 
   float epsilon_;
