@@ -186,6 +186,63 @@ TEST_CASE("a blocked chain keeps pools, elementwise ops, swish and squeeze-excit
   }
 }
 
+TEST_CASE("blocked squeeze-excitation matches plain on planes of every size", "[runtime][nchwc]") {
+  // GlobalAveragePool sums a plane four positions at a time: planes of 1, 3, 4, 5, 15 and 49
+  // positions cover the remainders; 24 channels leave the last block half full.
+  for (const auto& [h, w] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {1, 3}, {2, 2}, {1, 5}, {3, 5}, {7, 7}}) {
+    INFO("plane " << h << "x" << w);
+    ir::model m = opset17_model("se");
+    ir::graph_builder gb(m.graph(), 11);
+    const std::vector<std::int64_t> x_dims{2, 24, h, w};
+    ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+    ir::value* y = conv(gb, x, 24, 24, 3);
+    ir::value* scale = gb.sigmoid(conv(gb, gb.relu(conv(gb, gb.op("GlobalAveragePool", {y}), 24, 8)), 8, 24));
+    gb.output(conv(gb, gb.mul(y, scale), 24, 16));
+    const runtime::tensor_map feeds{{"x", tensor::from_values<float>(x_dims, random_values(static_cast<std::size_t>(2 * 24 * h * w), 4))}};
+    check_same_outputs(m, feeds);
+    check_same_outputs(m, feeds, 2);
+    if (runtime::blocked_layout_block() > 0) {
+      const std::vector<std::string> ops = ops_run(m, feeds);
+      CHECK(contains(ops, "inferopt.nchwc.GlobalAveragePool"));
+      CHECK(contains(ops, "inferopt.nchwc.ChannelScale"));
+    }
+  }
+}
+
+TEST_CASE("blocked conv's swish is x * sigmoid(x) to float precision from -100 to 100", "[runtime][nchwc]") {
+  // An identity 1x1 conv, so the swish sees exactly the fed values: the rational fit's range
+  // [-9, 15.7], both of its cut-offs, and beyond them, against double at 1 and 2 threads. The
+  // fit is good to about 1e-7 absolute (a few ulp of 0.5), not relative: at x = -8 that is
+  // 1e-4 of sigmoid's 3e-4, hence the bound's |x| term.
+  constexpr std::int64_t channels = 16, height = 64, width = 64;
+  ir::model m = opset17_model("swish");
+  ir::graph_builder gb(m.graph());
+  const std::vector<std::int64_t> x_dims{1, channels, height, width};
+  ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+  std::vector<float> identity(channels * channels, 0.0f);
+  for (std::int64_t c = 0; c < channels; ++c) identity[static_cast<std::size_t>(c * channels + c)] = 1.0f;
+  ir::value* y = gb.op("Conv", {x, gb.constant("w", {channels, channels, 1, 1}, identity)}, {});
+  gb.output(gb.mul(y, gb.sigmoid(y)));
+  std::vector<float> values(static_cast<std::size_t>(channels * height * width));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = -100.0f + 200.0f * static_cast<float>(i) / static_cast<float>(values.size());
+  for (const float edge : {-9.0f, -8.999f, -9.001f, 15.7243834f, 15.64377f, 0.0f, -0.0f, 1e-30f, -87.5f}) values[values.size() / 2 + static_cast<std::size_t>(edge)] = edge;
+  const runtime::tensor_map feeds{{"x", tensor::from_values<float>(x_dims, values)}};
+  for (int threads : {1, 2}) {
+    const tensor out = run(m, feeds, true, threads).begin()->second;
+    const float* got = out.data<float>();
+    int worst = -1;
+    double worst_excess = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const double v = values[i], want = v / (1.0 + std::exp(-v));
+      const double excess = std::abs(got[i] - want) - (1e-6 * std::abs(want) + 2e-7 * std::abs(v));
+      if (excess > worst_excess) worst_excess = excess, worst = static_cast<int>(i);
+    }
+    INFO("threads " << threads << " worst at x = " << (worst < 0 ? 0.0f : values[static_cast<std::size_t>(worst)]));
+    CHECK(worst < 0);
+  }
+  if (runtime::blocked_layout_block() > 0) CHECK(!contains(ops_run(m, feeds), "Sigmoid"));
+}
+
 TEST_CASE("blocked conv follows input shapes that change between runs", "[runtime][nchwc]") {
   ir::model m = opset17_model("dynamic");
   ir::graph_builder gb(m.graph(), 3);

@@ -16,6 +16,7 @@
 #include "onednn_common.hpp"
 #include "nn_common.hpp"
 #include "omp_team.hpp"
+#include "vector_math.hpp"
 
 namespace inferopt::runtime::nn {
 namespace {
@@ -123,19 +124,8 @@ class nchwc_global_average_kernel final : public kernel {
     const float scale = size > 0 ? 1.0f / static_cast<float>(size) : 0.0f;
     detail::parallel_for(ctx.threads(), planes, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(size * block, 1)),
                          [&](std::int64_t begin, std::int64_t end) {
-                           for (std::int64_t p = begin; p < end; ++p) average_plane(in + p * size * block, size, block, scale, out + p * block);
+                           for (std::int64_t p = begin; p < end; ++p) block_channel_means(in + p * size * block, size, block, scale, out + p * block);
                          });
-  }
-
- private:
-  /// out[b] = mean over the plane's positions of in[pos * block + b].
-  static void average_plane(const float* in, std::int64_t size, std::int64_t block, float scale, float* out) {
-    float sum[16] = {};
-    for (std::int64_t pos = 0; pos < size; ++pos) {
-      const float* v = in + pos * block;
-      for (std::int64_t b = 0; b < block; ++b) sum[b] += v[b];
-    }
-    for (std::int64_t b = 0; b < block; ++b) out[b] = sum[b] * scale;
   }
 };
 

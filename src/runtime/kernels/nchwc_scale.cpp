@@ -1,11 +1,13 @@
 // inferopt.nchwc ChannelScale: Y = X * S on blocked activations (nchwc.hpp), S one value per
 // image and channel: X [N, C/b, H, W, b], S [N or 1, C/b, 1, 1, b]. The Mul of a
 // squeeze-excitation block, as one pass over X that multiplies each position's b channels by
-// the block's b scales (the general broadcast walks X in rows of b values). Float32, exact.
+// the block's b scales (the general broadcast walks X in rows of b values), b 8 or 16.
+// Float32, exact.
 #include <algorithm>
 
 #include "kernel_util.hpp"
 #include "nchwc.hpp"
+#include "vector_math.hpp"
 
 namespace inferopt::runtime::nn {
 
@@ -18,7 +20,8 @@ class channel_scale_kernel final : public kernel {
     const tensor& s = ctx.input(1);
     const bool shapes_fit = x.rank() == 5 && s.rank() == 5 && x.dtype() == data_type::float32 &&
                             s.dtype() == data_type::float32 && (s.dim(0) == x.dim(0) || s.dim(0) == 1) &&
-                            s.dim(1) == x.dim(1) && s.dim(2) == 1 && s.dim(3) == 1 && s.dim(4) == x.dim(4);
+                            s.dim(1) == x.dim(1) && s.dim(2) == 1 && s.dim(3) == 1 && s.dim(4) == x.dim(4) &&
+                            (x.dim(4) == 8 || x.dim(4) == 16);
     if (!shapes_fit) ctx.fail("X " + to_string(x.shape()) + " and S " + to_string(s.shape()) + " are not a blocked tensor and its channel scales");
     const std::int64_t blocks = x.dim(1), size = x.dim(2) * x.dim(3), block = x.dim(4);
     tensor& y = ctx.allocate_output(0, data_type::float32, x.shape());
@@ -30,11 +33,7 @@ class channel_scale_kernel final : public kernel {
                          [&](std::int64_t begin, std::int64_t end) {
                            for (std::int64_t p = begin; p < end; ++p) {
                              const float* sp = scale + (s.dim(0) == 1 ? p % blocks : p) * block;
-                             const float* xp = in + p * plane;
-                             float* yp = out + p * plane;
-                             for (std::int64_t pos = 0; pos < size; ++pos) {
-                               for (std::int64_t b = 0; b < block; ++b) yp[pos * block + b] = xp[pos * block + b] * sp[b];
-                             }
+                             scale_block_channels(in + p * plane, sp, out + p * plane, size, block);
                            }
                          });
   }

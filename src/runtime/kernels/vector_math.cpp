@@ -35,6 +35,16 @@ void normalize_rows(const float* x, float* y, std::int64_t rows, std::int64_t co
   chosen().normalize_rows(x, y, rows, cols, p);
 }
 
+void swish(float* y, std::int64_t n) noexcept { chosen().swish(y, n); }
+
+void block_channel_means(const float* in, std::int64_t size, std::int64_t block, float scale, float* out) noexcept {
+  chosen().block_channel_means(in, size, block, scale, out);
+}
+
+void scale_block_channels(const float* x, const float* s, float* y, std::int64_t size, std::int64_t block) noexcept {
+  chosen().scale_block_channels(x, s, y, size, block);
+}
+
 const char* vector_math_isa() noexcept { return chosen().isa; }
 
 }  // namespace inferopt::runtime::nn

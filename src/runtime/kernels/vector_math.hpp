@@ -1,6 +1,6 @@
 #pragma once
-// Loops whose speed is their instruction set's: the erf GELU, attention's row softmax, layer
-// normalization's rows and the int8 requantized sum, private to src/runtime/kernels. They are Eigen array expressions, and Eigen picks
+// Loops whose speed is their instruction set's: the erf GELU, swish, attention's row softmax, layer
+// normalization's rows, the blocked channel means and scales and the int8 requantized sum, private to src/runtime/kernels. They are Eigen array expressions, and Eigen picks
 // its packet width at compile time, so the same body (vector_math_body.hpp) is compiled once
 // per instruction set (vector_math_{generic,avx2,avx512}.cpp), like the nn GEMM (nn_gemm.hpp
 // says why function attributes would not do), and the widest build the CPU runs serves
@@ -53,6 +53,18 @@ struct row_norm_params {
 /// vector lanes, two passes (the variance from the centred values). y may be x.
 void normalize_rows(const float* x, float* y, std::int64_t rows, std::int64_t cols, const row_norm_params& p) noexcept;
 
+/// y[i] = y[i] * sigmoid(y[i]) (SiLU), in place. sigmoid is Eigen's rational fit, good to about
+/// 1e-7 absolute (not relative: 1e-4 of it at -8), and exp below -9.
+void swish(float* y, std::int64_t n) noexcept;
+
+/// For one plane of a blocked tensor (nchwc.hpp: `size` positions of `block` channels, block
+/// 8 or 16): out[b] = scale * the sum of in[pos * block + b] over the positions, summed in
+/// four interleaved float partial sums.
+void block_channel_means(const float* in, std::int64_t size, std::int64_t block, float scale, float* out) noexcept;
+
+/// For one plane of a blocked tensor: y[pos * block + b] = x[pos * block + b] * s[b]. y may be x.
+void scale_block_channels(const float* x, const float* s, float* y, std::int64_t size, std::int64_t block) noexcept;
+
 /// The instruction set of the build that serves: "avx512", "avx2" or "generic".
 [[nodiscard]] const char* vector_math_isa() noexcept;
 
@@ -66,6 +78,9 @@ struct vector_math_config {
   void (*requantized_sum_s8)(const std::int8_t* a, const std::int8_t* b, std::int8_t* y, std::int64_t n,
                              const requantize_sum_params& p) noexcept;
   void (*normalize_rows)(const float* x, float* y, std::int64_t rows, std::int64_t cols, const row_norm_params& p) noexcept;
+  void (*swish)(float* y, std::int64_t n) noexcept;
+  void (*block_channel_means)(const float* in, std::int64_t size, std::int64_t block, float scale, float* out) noexcept;
+  void (*scale_block_channels)(const float* x, const float* s, float* y, std::int64_t size, std::int64_t block) noexcept;
 };
 
 // Null when the file was compiled without its instruction-set flags; generic is always there.

@@ -85,8 +85,50 @@ void normalize_rows(const float* x, float* y, std::int64_t rows, std::int64_t co
   }
 }
 
+void swish(float* y, std::int64_t n) noexcept {
+  for (std::int64_t k = 0; k < n; k += chunk) {
+    span v(y + k, static_cast<Eigen::Index>(n - k < chunk ? n - k : chunk));
+    v = v * v.logistic();
+  }
+}
+
+// The blocked loops below take the block as a template argument: with 16 (or 8) known, one
+// position's channels are one vector register, and four accumulators hide the add latency.
+template <int Block>
+void block_means(const float* in, std::int64_t size, float scale, float* out) noexcept {
+  float acc[4][Block] = {};
+  std::int64_t pos = 0;
+  for (; pos + 4 <= size; pos += 4) {
+    for (int u = 0; u < 4; ++u) {
+      for (int b = 0; b < Block; ++b) acc[u][b] += in[(pos + u) * Block + b];
+    }
+  }
+  for (; pos < size; ++pos) {
+    for (int b = 0; b < Block; ++b) acc[0][b] += in[pos * Block + b];
+  }
+  for (int b = 0; b < Block; ++b) out[b] = ((acc[0][b] + acc[1][b]) + (acc[2][b] + acc[3][b])) * scale;
+}
+
+void block_channel_means(const float* in, std::int64_t size, std::int64_t block, float scale, float* out) noexcept {
+  if (block == 16) return block_means<16>(in, size, scale, out);
+  block_means<8>(in, size, scale, out);
+}
+
+template <int Block>
+void scale_blocks(const float* x, const float* s, float* y, std::int64_t size) noexcept {
+  for (std::int64_t pos = 0; pos < size; ++pos) {
+    for (int b = 0; b < Block; ++b) y[pos * Block + b] = x[pos * Block + b] * s[b];
+  }
+}
+
+void scale_block_channels(const float* x, const float* s, float* y, std::int64_t size, std::int64_t block) noexcept {
+  if (block == 16) return scale_blocks<16>(x, s, y, size);
+  scale_blocks<8>(x, s, y, size);
+}
+
 constexpr vector_math_config build{INFEROPT_VECTOR_MATH_NAME, &gelu_erf, &softmax_rows, &requantized_sum<std::uint8_t>,
-                                   &requantized_sum<std::int8_t>, &normalize_rows};
+                                   &requantized_sum<std::int8_t>, &normalize_rows, &swish,
+                                   &block_channel_means, &scale_block_channels};
 
 }  // namespace
 
