@@ -12,5 +12,6 @@
 #include "inferopt/prune.hpp"
 #include "inferopt/quant.hpp"
 #include "inferopt/runtime.hpp"
+#include "inferopt/serve.hpp"
 #include "inferopt/sparse.hpp"
 #include "inferopt/sparse/sparsify_blocks.hpp"
