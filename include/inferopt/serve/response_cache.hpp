@@ -84,14 +84,15 @@ class response_cache {
   bool insert(const request_key& key, const runtime::tensor_map& outputs, clock::time_point now = clock::now()) {
     std::size_t cost = entry_overhead + key.size();
     for (const auto& [name, t] : outputs) cost += tensor_overhead + name.size() + t.byte_size();
-    auto copies = std::make_shared<runtime::tensor_map>();
-    const std::lock_guard lock(mutex_);
     if (cost > options_.capacity_bytes) {
+      const std::lock_guard lock(mutex_);
       ++stats_.too_large;
       return false;
     }
-    if (const auto found = locate(key)) erase(*found);
+    auto copies = std::make_shared<runtime::tensor_map>();  // copied before locking: lookups wait less
     for (const auto& [name, t] : outputs) copies->emplace(name, t.clone());
+    const std::lock_guard lock(mutex_);
+    if (const auto found = locate(key)) erase(*found);
     lru_.push_front(entry{slot(key.hash()), key.bytes(), std::move(copies), cost, now});
     index_.emplace(slot(key.hash()), lru_.begin());
     stats_.bytes += cost;
