@@ -22,9 +22,10 @@ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERO
 cmake --build build-sanitize -j "$jobs" --target inferopt_cli cli_tests ir_tests runtime_tests conformance_tests
 (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest -j "$jobs" --output-on-failure -L 'cli|ir|runtime' -LE 'soak|bench')
 
-# ThreadSanitizer: the memory module (caching pool and adaptors are shared across threads).
-# Built without ONNX, which also proves the module stands alone.
+# ThreadSanitizer: the memory module (caching pool and adaptors are shared across threads) and
+# serve's header-only histogram, bounded queue and pipeline. Built without ONNX, which also
+# proves those stand alone.
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFEROPT_SANITIZE=thread -DINFEROPT_WITH_ONNX=OFF \
   -DINFEROPT_BUILD_EXAMPLES=OFF -DINFEROPT_BUILD_BENCHMARKS=OFF -DINFEROPT_WITH_CUDA=OFF >/dev/null
-cmake --build build-tsan -j "$jobs" --target memory_tests
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j "$jobs" --output-on-failure -L memory)
+cmake --build build-tsan -j "$jobs" --target memory_tests serve_queue_tests
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j "$jobs" --output-on-failure -L 'memory|serve')
