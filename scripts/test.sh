@@ -29,3 +29,10 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFEROPT_S
   -DINFEROPT_BUILD_EXAMPLES=OFF -DINFEROPT_BUILD_BENCHMARKS=OFF -DINFEROPT_WITH_CUDA=OFF >/dev/null
 cmake --build build-tsan -j "$jobs" --target memory_tests serve_queue_tests
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j "$jobs" --output-on-failure -L 'memory|serve')
+
+# ThreadSanitizer on serve's batcher and response cache, which carry runtime tensors: the
+# executor's libraries are built too (about 5 minutes on 2 cores), only for these tests.
+cmake -S . -B build-tsan-serve -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFEROPT_SANITIZE=thread \
+  -DINFEROPT_BUILD_EXAMPLES=OFF -DINFEROPT_BUILD_BENCHMARKS=OFF -DINFEROPT_WITH_CUDA=OFF >/dev/null
+cmake --build build-tsan-serve -j "$jobs" --target serve_tests
+(cd build-tsan-serve && TSAN_OPTIONS=halt_on_error=1 ctest -j "$jobs" --output-on-failure -R '^(batcher|response cache|request keys)')

@@ -8,8 +8,6 @@
 #include <sstream>
 #include <thread>
 
-#include <Eigen/Core>
-
 #include "blocked_layout.hpp"
 #include "int8_groups.hpp"
 #include "buffer_pool.hpp"
@@ -20,6 +18,7 @@
 #include "inferopt/ir/serialize.hpp"
 #include "kernels/nchwc.hpp"
 #include "kernels/nn_common.hpp"
+#include "kernels/omp_team.hpp"
 #include "output_placement.hpp"
 #include "session_arena.hpp"
 
@@ -363,7 +362,10 @@ void session::finish_run(const run_state& r) {
 }
 
 tensor_map session::run(const tensor_map& feeds) {
-  Eigen::setNbThreads(threads_);
+  // The calling thread's OpenMP team size (its own ICV), which Eigen's products and the
+  // kernels' parallel regions read: Eigen::setNbThreads writes one process-wide static, a data
+  // race when sessions run on several threads at once (serve's model instances; TSan found it).
+  const nn::omp_team_for_call team(threads_);
   check_inputs(feeds);
   bind_inputs(feeds);
   if (profiling_) {

@@ -56,8 +56,8 @@ namespace detail {
 /// A request seen as one byte string: a header (model name, then per input in name order its
 /// name, element type, rank, dims and byte count, every field length-prefixed) followed by the
 /// inputs' bytes in the same order. The header fixes every length, so two requests are the
-/// same exactly when their byte strings are equal. The key borrows the tensors: they must
-/// outlive it.
+/// same exactly when their byte strings are equal. The key shares the tensors' storage (it
+/// holds their handles, not copies of their bytes), so it stays valid on its own.
 class request_key {
  public:
   request_key(std::string_view model, const runtime::tensor_map& inputs) {
@@ -70,6 +70,7 @@ class request_key {
       for (const std::int64_t d : t.shape()) put_number(static_cast<std::uint64_t>(d));
       put_number(t.byte_size());
       data_.emplace_back(static_cast<const char*>(t.raw()), t.byte_size());
+      held_.push_back(t);
     }
     hash_ = detail::hash_bytes(header_.data(), header_.size(), 0);
     for (const std::string_view piece : data_) hash_ = detail::hash_bytes(piece.data(), piece.size(), hash_);
@@ -112,7 +113,8 @@ class request_key {
   }
 
   std::string header_;
-  std::vector<std::string_view> data_;
+  std::vector<std::string_view> data_;  // views of held_'s bytes
+  std::vector<runtime::tensor> held_;
   std::uint64_t hash_ = 0;
 };
 

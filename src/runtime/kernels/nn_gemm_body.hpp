@@ -13,6 +13,7 @@
 #endif
 
 #include "nn_gemm.hpp"
+#include "omp_team.hpp"
 
 namespace inferopt::runtime::nn::INFEROPT_NN_GEMM_ISA {
 
@@ -46,8 +47,9 @@ void run(const gemm_args<T>& g, int threads) noexcept {
     else c *= g.beta;
     return;
   }
-  // Eigen's own thread count, not the caller's Eigen: this build has its own copy of it.
-  Eigen::setNbThreads(threads > 0 ? threads : 1);
+  // Eigen's products size their team from the calling thread's OpenMP ICV; setNbThreads
+  // would write a process-wide static that concurrent sessions race on.
+  const omp_team_for_call team(threads > 0 ? threads : 1);
   const const_map<T> a(g.a, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, Eigen::OuterStride<>(g.lda));
   const const_map<T> b(g.b, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, Eigen::OuterStride<>(g.ldb));
   if (!g.trans_a && !g.trans_b) product<T>(c, a, b, g.alpha, g.beta);
