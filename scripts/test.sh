@@ -15,12 +15,12 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${python_flag[@]}" >/de
 cmake --build build -j "$jobs"
 (cd build && ctest -j "$jobs" --output-on-failure -LE 'soak|bench')
 
-# Sanitizers: the CLI on hostile input, the IR's loaders, and the executor (ONNX conformance
-# suite, light models, kernel tests).
+# Sanitizers: the CLI on hostile input, the IR's loaders, the executor (ONNX conformance
+# suite, light models, kernel tests) and serve (batcher, cache, KServe decoding).
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFEROPT_SANITIZE=address,undefined \
   -DINFEROPT_BUILD_BENCHMARKS=OFF -DINFEROPT_BUILD_EXAMPLES=OFF -DINFEROPT_WITH_CUDA=OFF >/dev/null
-cmake --build build-sanitize -j "$jobs" --target inferopt_cli cli_tests ir_tests runtime_tests conformance_tests
-(cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest -j "$jobs" --output-on-failure -L 'cli|ir|runtime' -LE 'soak|bench')
+cmake --build build-sanitize -j "$jobs" --target inferopt_cli cli_tests ir_tests runtime_tests conformance_tests serve_tests serve_queue_tests
+(cd build-sanitize && ASAN_OPTIONS=detect_leaks=1 ctest -j "$jobs" --output-on-failure -L 'cli|ir|runtime|serve' -LE 'soak|bench')
 
 # ThreadSanitizer: the memory module (caching pool and adaptors are shared across threads) and
 # serve's header-only histogram, bounded queue and pipeline. Built without ONNX, which also

@@ -56,6 +56,8 @@ command add_sparsify(CLI::App& app);
 command add_prune(CLI::App& app);
 command add_convert(CLI::App& app);
 command add_tokenize(CLI::App& app);
+command add_serve(CLI::App& app);
+command add_loadgen(CLI::App& app);
 
 /// Calibration or validation batches from a folder: each subfolder in the ONNX test-data
 /// layout (input_0.pb, ...) is one batch; without subfolders, each .pb file is one batch for

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   commands.push_back(inferopt::cli::add_prune(app));
   commands.push_back(inferopt::cli::add_convert(app));
   commands.push_back(inferopt::cli::add_tokenize(app));
+  commands.push_back(inferopt::cli::add_serve(app));
+  commands.push_back(inferopt::cli::add_loadgen(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

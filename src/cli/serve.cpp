@@ -1,0 +1,334 @@
+// `inferopt serve`: one model behind the KServe v2 HTTP protocol (cpp-httplib), with the serve
+// module's dynamic batcher, response cache and metrics. Stateless: replicas behind any HTTP
+// load balancer (or KServe) scale it out.
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <charconv>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <httplib.h>
+
+#include "commands.hpp"
+#include "process_memory.hpp"
+#include "inferopt/serve.hpp"
+#include "inferopt/serve/kserve.hpp"
+
+namespace inferopt::cli {
+namespace {
+
+using clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+struct serve_options {
+  std::string model, name, host = "127.0.0.1";
+  int port = 8000;
+  std::int64_t max_batch = 8, max_delay_us = 0;
+  std::vector<std::int64_t> preferred_batch;
+  std::size_t max_queue = 0;
+  std::int64_t queue_timeout_ms = 0;
+  std::string timeout_action = "reject";
+  int priority_levels = 1, instances = 1, threads = 1, http_threads = 64;
+  std::size_t cache_mb = 0, cache_ttl_s = 0, max_request_mb = 64;
+};
+
+void declare_serve(CLI::App& sub, serve_options& o) {
+  sub.add_option("model", o.model, "ONNX model")->required();
+  sub.add_option("--name", o.name, "Model name in the URL (default: the file's stem)");
+  sub.add_option("--host", o.host, "Address to bind (default 127.0.0.1)");
+  sub.add_option("--port", o.port, "Port (default 8000; 0 picks a free one)")->check(CLI::Range(0, 65535));
+  sub.add_option("--max-batch", o.max_batch, "Rows per batch (default 8; 1 disables batching)")->check(CLI::Range(1, 4096));
+  sub.add_option("--max-delay-us", o.max_delay_us, "How long a request waits for more rows (default 0)")->check(CLI::NonNegativeNumber);
+  sub.add_option("--preferred-batch", o.preferred_batch, "Batch sizes formed without waiting, e.g. 4,8")->delimiter(',');
+  sub.add_option("--max-queue", o.max_queue, "Waiting requests beyond which requests get 503 (default 0: no bound)");
+  sub.add_option("--queue-timeout-ms", o.queue_timeout_ms, "Queue timeout (default 0: none)")->check(CLI::NonNegativeNumber);
+  sub.add_option("--timeout-action", o.timeout_action, "reject (503) or delay a timed-out request")->check(CLI::IsMember({"reject", "delay"}));
+  sub.add_option("--priority-levels", o.priority_levels, "Priority levels, 1 highest (default 1)")->check(CLI::Range(1, 16));
+  sub.add_option("--instances", o.instances, "Model instances running batches at once (default 1)")->check(CLI::Range(1, 64));
+  sub.add_option("--threads", o.threads, "Threads per instance (default 1)")->check(CLI::Range(1, 256));
+  sub.add_option("--http-threads", o.http_threads, "Connections served at once (default 64)")->check(CLI::Range(1, 4096));
+  sub.add_option("--cache-mb", o.cache_mb, "Response cache size in MiB (default 0: off)");
+  sub.add_option("--cache-ttl-s", o.cache_ttl_s, "Response cache time to live in seconds (default 0: none)");
+  sub.add_option("--max-request-mb", o.max_request_mb, "Largest request body in MiB (default 64)")->check(CLI::Range(1, 4096));
+}
+
+/// Whether every input has a symbolic first dim, along which requests can be batched.
+bool batches_along_first_dim(const runtime::session& s) {
+  for (const runtime::io_info& in : s.inputs()) {
+    if (!in.has_shape || in.shape.empty() || in.shape.front().is_static()) return false;
+  }
+  return !s.inputs().empty();
+}
+
+std::optional<std::size_t> header_length(const httplib::Request& req) {
+  if (!req.has_header("Inference-Header-Content-Length")) return std::nullopt;
+  const std::string text = req.get_header_value("Inference-Header-Content-Length");
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size()) throw error(errc::invalid_argument, "Inference-Header-Content-Length is not a number");
+  return n;
+}
+
+/// What the server counts beside the batcher's and the cache's own metrics.
+struct server_counters {
+  serve::histogram request_us, cache_hit_us;
+  std::mutex mutex;
+  std::map<int, std::uint64_t> responses;  // by HTTP status
+
+  void count(int status) {
+    const std::lock_guard lock(mutex);
+    ++responses[status];
+  }
+  std::map<int, std::uint64_t> snapshot() {
+    const std::lock_guard lock(mutex);
+    return responses;
+  }
+};
+
+class model_server {
+ public:
+  explicit model_server(const serve_options& o) : options_(o) {
+    const ir::model m = load_checked(o.model);
+    for (int i = 0; i < o.instances; ++i) sessions_.push_back(std::make_unique<runtime::session>(m, runtime::session_options{.threads = o.threads}));
+    signature_ = {o.name, sessions_.front()->inputs(), sessions_.front()->outputs()};
+    batching_ = o.max_batch > 1 && batches_along_first_dim(*sessions_.front());
+    std::vector<serve::batch_runner> runners;
+    for (auto& s : sessions_) runners.push_back([session = s.get()](const runtime::tensor_map& in) { return session->run(in); });
+    batcher_ = std::make_unique<serve::batcher>(batcher_options(o), std::move(runners));
+    if (o.cache_mb > 0) {
+      cache_.emplace(serve::response_cache_options{o.cache_mb << 20, std::chrono::seconds(o.cache_ttl_s)});
+    }
+  }
+
+  [[nodiscard]] bool batching() const noexcept { return batching_; }
+  void set_ready(bool ready) noexcept { ready_ = ready; }
+  void stop() { batcher_->stop(); }
+
+  void route(httplib::Server& http) {
+    const std::string model_path = "/v2/models/" + signature_.name;
+    http.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
+    http.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) { ready_answer(res); });
+    http.Get(model_path + "/ready", [this](const httplib::Request&, httplib::Response& res) { ready_answer(res); });
+    http.Get("/v2", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(json{{"name", "inferopt"}, {"version", INFEROPT_VERSION}, {"extensions", {"binary_tensor_data", "statistics"}}}.dump(),
+                      "application/json");
+    });
+    http.Get(model_path, [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(serve::model_metadata_json(signature_), "application/json");
+    });
+    http.Get(model_path + "/stats", [this](const httplib::Request&, httplib::Response& res) { res.set_content(stats_json(), "application/json"); });
+    http.Post(model_path + "/infer", [this](const httplib::Request& req, httplib::Response& res) { infer(req, res); });
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { res.set_content(metrics_text(), "text/plain; version=0.0.4"); });
+  }
+
+ private:
+  static serve::batcher_options batcher_options(const serve_options& o) {
+    return serve::batcher_options{.max_batch = o.max_batch,
+                                  .preferred_batch = o.preferred_batch,
+                                  .max_delay = std::chrono::microseconds(o.max_delay_us),
+                                  .max_queue = o.max_queue,
+                                  .priority_levels = o.priority_levels,
+                                  .queue_timeout = std::chrono::milliseconds(o.queue_timeout_ms),
+                                  .on_timeout = o.timeout_action == "delay" ? serve::timeout_action::delay : serve::timeout_action::reject};
+  }
+
+  void ready_answer(httplib::Response& res) const {
+    res.status = ready_ ? 200 : 503;
+    res.set_content(ready_ ? "{}" : serve::error_json("the server is shutting down"), "application/json");
+  }
+
+  void infer(const httplib::Request& req, httplib::Response& res) {
+    const clock::time_point start = clock::now();
+    try {
+      res.status = answer(req, res);
+    } catch (const serve::rejection& e) {
+      res.status = 503;
+      res.set_content(serve::error_json(e.what()), "application/json");
+    } catch (const error& e) {
+      res.status = e.code() == errc::internal ? 500 : 400;
+      res.set_content(serve::error_json(e.what()), "application/json");
+    } catch (const std::exception& e) {
+      res.status = 500;
+      res.set_content(serve::error_json(e.what()), "application/json");
+    }
+    counters_.count(res.status);
+    if (res.status == 200) counters_.request_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start).count()));
+  }
+
+  /// Decodes, looks in the cache, runs through the batcher, encodes; returns the status.
+  int answer(const httplib::Request& req, httplib::Response& res) {
+    const clock::time_point start = clock::now();
+    serve::decoded_request request = serve::decode_infer_request(req.body, header_length(req), signature_);
+    std::optional<serve::request_key> key;
+    if (cache_) {
+      key.emplace(signature_.name, request.inputs);
+      if (const auto hit = cache_->find(*key)) {
+        respond(res, serve::encode_infer_response(signature_, request, *hit));
+        counters_.cache_hit_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start).count()));
+        return 200;
+      }
+    }
+    std::future<runtime::tensor_map> pending = batcher_->submit(serve::inference_request{request.inputs, request.priority, request.timeout});
+    const runtime::tensor_map outputs = pending.get();
+    if (cache_) cache_->insert(*key, outputs);
+    respond(res, serve::encode_infer_response(signature_, request, outputs));
+    return 200;
+  }
+
+  static void respond(httplib::Response& res, const serve::encoded_response& encoded) {
+    if (encoded.header_length) {
+      res.set_header("Inference-Header-Content-Length", std::to_string(*encoded.header_length));
+      res.set_content(encoded.body, "application/octet-stream");
+    } else {
+      res.set_content(encoded.body, "application/json");
+    }
+  }
+
+  [[nodiscard]] json batch_sizes() const {
+    json sizes = json::object();
+    for (const auto& [rows, n] : batcher_->metrics().batch_rows.nonzero_buckets()) sizes[std::to_string(rows)] = n;
+    return sizes;
+  }
+
+  [[nodiscard]] std::string stats_json() {
+    const serve::batcher_metrics& b = batcher_->metrics();
+    const auto percentiles = [](const serve::histogram& h) {
+      return json{{"count", h.count()}, {"mean", h.mean()}, {"p50", h.percentile(0.5)}, {"p90", h.percentile(0.9)}, {"p99", h.percentile(0.99)}, {"max", h.max()}};
+    };
+    json responses = json::object();
+    for (const auto& [status, n] : counters_.snapshot()) responses[std::to_string(status)] = n;
+    json out{{"name", signature_.name}, {"batching", batching_}, {"max_batch", batcher_->options().max_batch},
+             {"inference_count", b.requests.load()}, {"execution_count", b.batches.load()}, {"batch_sizes", batch_sizes()},
+             {"queue_us", percentiles(b.queue_us)}, {"compute_us", percentiles(b.compute_us)},
+             {"request_us", percentiles(counters_.request_us)}, {"responses", responses},
+             {"rejected_queue_full", b.rejected_full.load()}, {"timed_out", b.timed_out.load()}, {"pending", batcher_->pending()}};
+    if (cache_) {
+      const serve::response_cache_stats c = cache_->stats();
+      out["cache"] = {{"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}, {"expirations", c.expirations},
+                      {"entries", c.entries}, {"bytes", c.bytes}, {"hit_us", percentiles(counters_.cache_hit_us)}};
+    }
+    if (const auto rss = rss_bytes()) out["rss_bytes"] = *rss;
+    if (const auto peak = peak_rss_bytes()) out["peak_rss_bytes"] = *peak;
+    return out.dump();
+  }
+
+  [[nodiscard]] std::string metrics_text() {
+    const serve::batcher_metrics& b = batcher_->metrics();
+    const std::string model = "model=\"" + signature_.name + "\"";
+    static constexpr std::uint64_t latency_bounds[] = {100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000};
+    static constexpr double quantiles[] = {0.5, 0.9, 0.99};
+    std::vector<std::uint64_t> batch_bounds;
+    for (std::uint64_t rows = 1; rows <= static_cast<std::uint64_t>(batcher_->options().max_batch); rows *= 2) batch_bounds.push_back(rows);
+    serve::prometheus_text out;
+    for (const auto& [status, n] : counters_.snapshot()) {
+      out.counter("inferopt_responses_total", "HTTP infer responses by status.", n, model + ",status=\"" + std::to_string(status) + "\"");
+    }
+    out.counter("inferopt_inference_count", "Requests the batcher accepted.", b.requests.load(), model);
+    out.counter("inferopt_execution_count", "Batches the model ran.", b.batches.load(), model);
+    out.counter("inferopt_rejected_queue_full", "Requests refused because the queue was full.", b.rejected_full.load(), model);
+    out.counter("inferopt_queue_timeouts", "Requests that timed out in the queue.", b.timed_out.load(), model);
+    out.gauge("inferopt_pending_requests", "Requests waiting for a batch now.", static_cast<double>(batcher_->pending()), model);
+    out.histogram("inferopt_request_duration_us", "Infer request latency in the server, microseconds.", counters_.request_us, latency_bounds, model);
+    out.summary("inferopt_request_latency_us", "Infer request latency percentiles, microseconds.", counters_.request_us, quantiles, model);
+    out.histogram("inferopt_queue_duration_us", "Time requests waited for a batch, microseconds.", b.queue_us, latency_bounds, model);
+    out.histogram("inferopt_compute_duration_us", "Time batches ran in the model, microseconds.", b.compute_us, latency_bounds, model);
+    out.histogram("inferopt_batch_size", "Rows per batch run.", b.batch_rows, batch_bounds, model);
+    if (cache_) {
+      const serve::response_cache_stats c = cache_->stats();
+      out.counter("inferopt_cache_hits", "Requests answered from the response cache.", c.hits, model);
+      out.counter("inferopt_cache_misses", "Requests the cache did not hold.", c.misses, model);
+      out.counter("inferopt_cache_evictions", "Entries evicted to stay within the cache's size.", c.evictions, model);
+      out.gauge("inferopt_cache_bytes", "Bytes the response cache holds.", static_cast<double>(c.bytes), model);
+    }
+    if (const auto rss = rss_bytes()) out.gauge("inferopt_process_resident_bytes", "Resident memory of the server now.", static_cast<double>(*rss));
+    if (const auto peak = peak_rss_bytes()) out.gauge("inferopt_process_peak_resident_bytes", "Peak resident memory of the server.", static_cast<double>(*peak));
+    return out.str();
+  }
+
+  serve_options options_;
+  serve::model_signature signature_;
+  std::vector<std::unique_ptr<runtime::session>> sessions_;
+  std::unique_ptr<serve::batcher> batcher_;
+  std::optional<serve::response_cache> cache_;
+  server_counters counters_;
+  bool batching_ = false;
+  std::atomic<bool> ready_{false};
+};
+
+/// httplib's server with a deeper listen backlog: it listens with 5, and a burst of clients
+/// connecting at once would wait for SYN retries (a second each).
+class http_server final : public httplib::Server {
+ public:
+  void deepen_backlog() { ::listen(svr_sock_, 1024); }
+};
+
+/// Answers every error httplib produces itself (no route, body too large) with a JSON body.
+void json_errors(http_server& http, std::size_t max_request_mb) {
+  http.set_error_handler([max_request_mb](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    std::string message = "HTTP " + std::to_string(res.status);
+    if (res.status == 404) message = "no endpoint " + req.method + " " + req.path;
+    if (res.status == 413) message = "the request body is larger than " + std::to_string(max_request_mb) + " MiB (--max-request-mb)";
+    if (res.status == 400) message = "malformed HTTP request";
+    res.set_content(serve::error_json(message), "application/json");
+  });
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    res.status = 500;
+    res.set_content(serve::error_json("internal error"), "application/json");
+  });
+}
+
+int run_serve(serve_options o) {
+  if (o.name.empty()) o.name = std::filesystem::path(o.model).stem().string();
+  if (o.name.empty() || o.name.find_first_of("/?#% ") != std::string::npos) throw error(errc::invalid_argument, "--name must be a plain URL segment");
+  // SIGTERM and SIGINT are taken by one thread (sigwait) that stops the server: blocked here,
+  // before any thread starts, so that every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  model_server server(o);
+  http_server http;
+  http.new_task_queue = [n = o.http_threads] { return new httplib::ThreadPool(static_cast<std::size_t>(n)); };
+  http.set_payload_max_length(o.max_request_mb << 20);
+  http.set_keep_alive_max_count(100000);
+  http.set_tcp_nodelay(true);
+  json_errors(http, o.max_request_mb);
+  server.route(http);
+  const int port = o.port == 0 ? http.bind_to_any_port(o.host) : (http.bind_to_port(o.host, o.port) ? o.port : -1);
+  if (port < 0) throw error(errc::io, "cannot listen on " + o.host + ":" + std::to_string(o.port));
+  http.deepen_backlog();
+  std::cout << "listening on http://" << o.host << ":" << port << std::endl;
+  if (!server.batching()) {
+    std::cout << "model " << o.name << (o.max_batch > 1 ? " has no symbolic batch dimension: serving without batching" : ": batching off (--max-batch 1)")
+              << std::endl;
+  }
+  std::thread signal_waiter([&] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    server.set_ready(false);
+    http.stop();  // stops accepting; the connections' threads finish their requests
+  });
+  server.set_ready(true);
+  const bool listened = http.listen_after_bind();
+  if (http.is_running() || !listened) pthread_kill(signal_waiter.native_handle(), SIGTERM);  // ended without a signal
+  signal_waiter.join();
+  server.stop();  // every accepted request has been answered; nothing is queued
+  if (!listened) throw error(errc::io, "the server stopped listening on " + o.host + ":" + std::to_string(port));
+  std::cout << "stopped" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+command add_serve(CLI::App& app) {
+  return make_command<serve_options>(app, "serve", "Serve a model over HTTP (KServe v2) with dynamic batching", declare_serve,
+                                     [](const serve_options& o) { return run_serve(o); });
+}
+
+}  // namespace inferopt::cli
