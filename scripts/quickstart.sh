@@ -48,6 +48,16 @@ echo "== inferopt prune on a trained digits CNN, BatchNormalization recalibrated
 build/bin/inferopt prune tests/data/digits/digits_cnn.onnx -o "$out/digits_cnn.pruned.onnx" --ratio 0.3 --round-to 1 \
   --calib-dir tests/data/digits/calib --report "$out/prune_report.json"
 echo
+echo "== inferopt serve + loadgen: KServe v2 over HTTP with dynamic batching (a committed ResNet export, symbolic batch) =="
+build/bin/inferopt serve tests/models/corpus/resnet_dynbatch_ts.onnx --port 0 --max-batch 16 --max-delay-us 2000 \
+  --name resnet >"$out/serve.log" &
+server=$!
+for _ in $(seq 300); do grep -q "^listening on" "$out/serve.log" && break; sleep 0.1; done
+url=$(sed -n 's/^listening on //p' "$out/serve.log")
+build/bin/inferopt loadgen "$url" --model resnet --concurrency 16 --requests 2000
+kill -TERM "$server"
+wait "$server"
+echo
 echo "== hostile input: every command validates first (a MaxPool with a zero stride; exit 2, one line) =="
 if build/bin/inferopt optimize tests/fuzz/regressions/zero_stride_maxpool.onnx -o "$out/refused.onnx"; then
   echo "quickstart: the hostile model was accepted" >&2

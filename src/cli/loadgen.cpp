@@ -169,7 +169,7 @@ struct load_state {
   std::vector<std::string> datatypes;
   request_body fixed;  // used unless --unique
   std::atomic<std::size_t> sent{0}, done{0};
-  serve::histogram latency_us;
+  serve::histogram latency_us, refused_us;  // answers 200, and answers other than 200
   std::mutex mutex;
   std::map<int, std::uint64_t> statuses;  // 0: no answer
   clock::time_point start, deadline = clock::time_point::max();
@@ -192,7 +192,9 @@ struct load_state {
     if (body->header_length) headers.emplace("Inference-Header-Content-Length", std::to_string(*body->header_length));
     const auto res = c.Post(path, headers, body->body, body->header_length ? "application/octet-stream" : "application/json");
     const int status = res ? res->status : 0;
-    if (status == 200) latency_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - counted_from).count()));
+    const auto us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - counted_from).count());
+    if (status == 200) latency_us.record(us);
+    if (status != 200 && status != 0) refused_us.record(us);
     {
       const std::lock_guard lock(mutex);
       ++statuses[status];
@@ -294,10 +296,12 @@ json report(load_state& s, double elapsed, const json& server_batches) {
     statuses[status == 0 ? "no answer" : std::to_string(status)] = n;
     if (status == 200) ok = n;
   }
-  const auto ms = [&](double q) { return s.latency_us.percentile(q) / 1000.0; };
+  const auto ms = [](const serve::histogram& h) {
+    return json{{"p50", h.percentile(0.5) / 1000.0}, {"p90", h.percentile(0.9) / 1000.0}, {"p99", h.percentile(0.99) / 1000.0},
+                {"max", static_cast<double>(h.max()) / 1000.0}};
+  };
   return {{"requests", s.done.load()}, {"ok", ok}, {"seconds", elapsed}, {"throughput", static_cast<double>(ok) / elapsed},
-          {"latency_ms", {{"p50", ms(0.5)}, {"p90", ms(0.9)}, {"p99", ms(0.99)}, {"max", static_cast<double>(s.latency_us.max()) / 1000.0}}},
-          {"statuses", statuses}, {"server", server_batches}};
+          {"latency_ms", ms(s.latency_us)}, {"refused_latency_ms", ms(s.refused_us)}, {"statuses", statuses}, {"server", server_batches}};
 }
 
 void print_report(const json& r, const loadgen_options& o) {
@@ -308,11 +312,17 @@ void print_report(const json& r, const loadgen_options& o) {
   const json& l = r["latency_ms"];
   std::cout << "latency ms: p50 " << l["p50"].get<double>() << "  p90 " << l["p90"].get<double>() << "  p99 " << l["p99"].get<double>()
             << "  max " << l["max"].get<double>() << "\n";
+  if (r["refused_latency_ms"]["max"].get<double>() > 0) {
+    const json& f = r["refused_latency_ms"];
+    std::cout << "refused (not 200) ms: p50 " << f["p50"].get<double>() << "  p99 " << f["p99"].get<double>() << "  max " << f["max"].get<double>() << "\n";
+  }
   std::cout << "responses:";
   for (const auto& [status, n] : r["statuses"].items()) std::cout << "  " << status << ": " << n;
   std::cout << "\nserver batches: " << r["server"]["batches"] << ", mean size " << r["server"]["mean_batch"].get<double>() << " (max "
-            << r["server"]["max_batch"] << "), sizes";
-  for (const auto& [size, n] : r["server"]["batch_sizes"].items()) std::cout << " " << size << "x" << n;
+            << r["server"]["max_batch"] << "), batches by rows (rows:batches)";
+  std::map<std::uint64_t, std::uint64_t> sizes;  // numeric order, not the JSON keys' text order
+  for (const auto& [size, n] : r["server"]["batch_sizes"].items()) sizes[std::stoull(size)] = n.get<std::uint64_t>();
+  for (const auto& [size, n] : sizes) std::cout << " " << size << ":" << n;
   std::cout << "\n";
 }
 
