@@ -87,9 +87,12 @@ def cache(args, common):
     off = Server(args.cli, args.model, "--max-batch", "16", "--max-delay-us", str(args.max_delay_us), *common)
     rows = []
     try:
-        for _ in range(3):
+        for round_ in range(3):
             for label, server in (("cache on", on), ("cache off", off)):
-                r = loadgen(args.cli, server, "--concurrency", "16", "--requests", str(16 * args.per_client), "--unique")
+                # A new seed each run: --unique inputs repeat across runs with the same seed.
+                seed = str(1000 * round_ + (label == "cache on"))
+                r = loadgen(args.cli, server, "--concurrency", "16", "--requests", str(16 * args.per_client), "--unique",
+                            "--seed", seed)
                 rows.append((label, r["throughput"], r["latency_ms"]["p99"]))
         repeated = loadgen(args.cli, on, "--concurrency", "1", "--requests", "500")
         hit = on.stats()["cache"]
@@ -113,7 +116,7 @@ def overload(args, common):
         saturated = loadgen(args.cli, s, "--concurrency", "16", "--requests", str(16 * args.per_client))["throughput"]
         calm = loadgen(args.cli, s, "--rate", f"{0.5 * saturated:.0f}", "--duration", str(args.seconds))
         rss_before = s.stats().get("rss_bytes", 0)
-        over = loadgen(args.cli, s, "--rate", f"{2 * saturated:.0f}", "--duration", str(args.seconds), "--workers", "512")
+        over = loadgen(args.cli, s, "--rate", f"{2 * saturated:.0f}", "--duration", str(args.seconds), "--workers", "256")
         stats = s.stats()
     finally:
         code = s.stop()
@@ -176,6 +179,7 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--threads", default="2", help="threads of the server's one instance")
     ap.add_argument("--max-delay-us", type=int, default=2000)
+    ap.add_argument("--http-threads", default="64", help="the server's connection threads (they bound the bodies in memory)")
     ap.add_argument("--per-client", type=int, default=40, help="requests per client in each closed-loop run")
     ap.add_argument("--seconds", type=int, default=10, help="length of each open-loop run")
     ap.add_argument("--sweep", action="store_true")
@@ -184,7 +188,7 @@ def main():
     ap.add_argument("--plot")
     ap.add_argument("--json")
     args = ap.parse_args()
-    common = ["--threads", args.threads, "--http-threads", "128"]
+    common = ["--threads", args.threads, "--http-threads", args.http_threads]
     out = {}
     if args.sweep:
         out["sweep"] = sweep(args, common)

@@ -2,6 +2,7 @@
 // module's dynamic batcher, response cache and metrics. Stateless: replicas behind any HTTP
 // load balancer (or KServe) scale it out.
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -32,8 +33,9 @@ struct serve_options {
   std::size_t max_queue = 0;
   std::int64_t queue_timeout_ms = 0;
   std::string timeout_action = "reject";
-  int priority_levels = 1, instances = 1, threads = 1, http_threads = 64;
+  int priority_levels = 1, instances = 1, threads = 1, http_threads = 256;
   std::size_t cache_mb = 0, cache_ttl_s = 0, max_request_mb = 64;
+  bool pad_batches = true, cache_admission = true;
 };
 
 void declare_serve(CLI::App& sub, serve_options& o) {
@@ -50,10 +52,23 @@ void declare_serve(CLI::App& sub, serve_options& o) {
   sub.add_option("--priority-levels", o.priority_levels, "Priority levels, 1 highest (default 1)")->check(CLI::Range(1, 16));
   sub.add_option("--instances", o.instances, "Model instances running batches at once (default 1)")->check(CLI::Range(1, 64));
   sub.add_option("--threads", o.threads, "Threads per instance (default 1)")->check(CLI::Range(1, 256));
-  sub.add_option("--http-threads", o.http_threads, "Connections served at once (default 64)")->check(CLI::Range(1, 4096));
+  sub.add_option("--http-threads", o.http_threads, "Connections served at once; more wait (default 256)")->check(CLI::Range(1, 4096));
   sub.add_option("--cache-mb", o.cache_mb, "Response cache size in MiB (default 0: off)");
   sub.add_option("--cache-ttl-s", o.cache_ttl_s, "Response cache time to live in seconds (default 0: none)");
+  sub.add_flag("!--cache-every-miss", o.cache_admission, "Cache every answer, not only those of requests that missed twice");
   sub.add_option("--max-request-mb", o.max_request_mb, "Largest request body in MiB (default 64)")->check(CLI::Range(1, 4096));
+  sub.add_flag("!--no-batch-padding", o.pad_batches,
+               "Run batches at their own size instead of padding them to a power of two (or a preferred size)");
+}
+
+/// Powers of two up to max_batch and the preferred sizes, ascending, when padding is on.
+std::vector<std::int64_t> padded_sizes(const serve_options& o) {
+  if (!o.pad_batches) return {};
+  std::vector<std::int64_t> sizes = serve::powers_of_two_up_to(o.max_batch);
+  sizes.insert(sizes.end(), o.preferred_batch.begin(), o.preferred_batch.end());
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
 }
 
 /// Whether every input has a symbolic first dim, along which requests can be batched.
@@ -100,8 +115,11 @@ class model_server {
     for (auto& s : sessions_) runners.push_back([session = s.get()](const runtime::tensor_map& in) { return session->run(in); });
     batcher_ = std::make_unique<serve::batcher>(batcher_options(o), std::move(runners));
     if (o.cache_mb > 0) {
-      cache_.emplace(serve::response_cache_options{o.cache_mb << 20, std::chrono::seconds(o.cache_ttl_s)});
+      cache_.emplace(serve::response_cache_options{.capacity_bytes = o.cache_mb << 20,
+                                                   .ttl = std::chrono::seconds(o.cache_ttl_s),
+                                                   .admit_on_second_miss = o.cache_admission});
     }
+    if (batching_) warm_up(padded_sizes(o));
   }
 
   [[nodiscard]] bool batching() const noexcept { return batching_; }
@@ -133,7 +151,29 @@ class model_server {
                                   .max_queue = o.max_queue,
                                   .priority_levels = o.priority_levels,
                                   .queue_timeout = std::chrono::milliseconds(o.queue_timeout_ms),
-                                  .on_timeout = o.timeout_action == "delay" ? serve::timeout_action::delay : serve::timeout_action::reject};
+                                  .on_timeout = o.timeout_action == "delay" ? serve::timeout_action::delay : serve::timeout_action::reject,
+                                  .padded_sizes = padded_sizes(o)};
+  }
+
+  /// Runs every instance once at each padded batch size on zeros, before the first request:
+  /// oneDNN compiles its primitives and the executor plans memory per size, which would
+  /// otherwise land on the first requests of each size (Triton calls this model warmup).
+  /// Skipped when an input has a symbolic dim besides the batch.
+  void warm_up(const std::vector<std::int64_t>& sizes) {
+    for (const runtime::io_info& in : signature_.inputs) {
+      for (std::size_t a = 1; a < in.shape.size(); ++a) {
+        if (!in.shape[a].is_static()) return;
+      }
+    }
+    for (const std::int64_t rows : sizes) {
+      runtime::tensor_map zeros;
+      for (const runtime::io_info& in : signature_.inputs) {
+        runtime::shape_t shape{rows};
+        for (std::size_t a = 1; a < in.shape.size(); ++a) shape.push_back(in.shape[a].value());
+        zeros.emplace(in.name, runtime::tensor::zeros(in.type, shape));
+      }
+      for (auto& s : sessions_) (void)s->run(zeros);
+    }
   }
 
   void ready_answer(httplib::Response& res) const {
@@ -162,6 +202,10 @@ class model_server {
   /// Decodes, looks in the cache, runs through the batcher, encodes; returns the status.
   int answer(const httplib::Request& req, httplib::Response& res) {
     const clock::time_point start = clock::now();
+    // Refused before decoding, so that under overload a 503 costs less than an answer (the
+    // batcher's own check, after decoding, is the one that holds under races).
+    const std::size_t bound = batcher_->options().max_queue;
+    if (bound > 0 && batcher_->pending() >= bound) throw serve::rejection(serve::rejection_reason::queue_full, "the queue is full");
     serve::decoded_request request = serve::decode_infer_request(req.body, header_length(req), signature_);
     std::optional<serve::request_key> key;
     if (cache_) {
@@ -205,10 +249,11 @@ class model_server {
              {"inference_count", b.requests.load()}, {"execution_count", b.batches.load()}, {"batch_sizes", batch_sizes()},
              {"queue_us", percentiles(b.queue_us)}, {"compute_us", percentiles(b.compute_us)},
              {"request_us", percentiles(counters_.request_us)}, {"responses", responses},
-             {"rejected_queue_full", b.rejected_full.load()}, {"timed_out", b.timed_out.load()}, {"pending", batcher_->pending()}};
+             {"rejected_queue_full", b.rejected_full.load()}, {"timed_out", b.timed_out.load()}, {"pending", batcher_->pending()},
+             {"padding_rows", b.padding_rows.load()}};
     if (cache_) {
       const serve::response_cache_stats c = cache_->stats();
-      out["cache"] = {{"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}, {"expirations", c.expirations},
+      out["cache"] = {{"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}, {"expirations", c.expirations}, {"not_admitted", c.not_admitted},
                       {"entries", c.entries}, {"bytes", c.bytes}, {"hit_us", percentiles(counters_.cache_hit_us)}};
     }
     if (const auto rss = rss_bytes()) out["rss_bytes"] = *rss;
@@ -231,6 +276,7 @@ class model_server {
     out.counter("inferopt_execution_count", "Batches the model ran.", b.batches.load(), model);
     out.counter("inferopt_rejected_queue_full", "Requests refused because the queue was full.", b.rejected_full.load(), model);
     out.counter("inferopt_queue_timeouts", "Requests that timed out in the queue.", b.timed_out.load(), model);
+    out.counter("inferopt_padding_rows", "Zero rows added to batches to reach a padded size.", b.padding_rows.load(), model);
     out.gauge("inferopt_pending_requests", "Requests waiting for a batch now.", static_cast<double>(batcher_->pending()), model);
     out.histogram("inferopt_request_duration_us", "Infer request latency in the server, microseconds.", counters_.request_us, latency_bounds, model);
     out.summary("inferopt_request_latency_us", "Infer request latency percentiles, microseconds.", counters_.request_us, quantiles, model);
@@ -283,6 +329,11 @@ void json_errors(http_server& http, std::size_t max_request_mb) {
 }
 
 int run_serve(serve_options o) {
+  // Two malloc arenas instead of glibc's 8 per core: with a thread per connection, freed
+  // request bodies stayed in many arenas. MobileNetV3-Small at 2x saturation (256
+  // connections, 600 KB bodies): RSS 506 -> 840 MiB with the default, 185 -> 481 MiB with 2,
+  // and more requests answered (docs/BENCHMARKS.md, "Serving").
+  mallopt(M_ARENA_MAX, 2);
   if (o.name.empty()) o.name = std::filesystem::path(o.model).stem().string();
   if (o.name.empty() || o.name.find_first_of("/?#% ") != std::string::npos) throw error(errc::invalid_argument, "--name must be a plain URL segment");
   // SIGTERM and SIGINT are taken by one thread (sigwait) that stops the server: blocked here,

@@ -295,7 +295,7 @@ session::run_state session::begin_run() {
   std::vector<shape_t> input_shapes;
   for (const io_info& i : inputs_) input_shapes.push_back(slots_[slot_of_.at(i.name)].shape());
   run_state r;
-  r.planned = options_.memory_plan && arena_->ready_for(input_shapes);
+  r.planned = options_.memory_plan && arena_->select(input_shapes);
   r.tracing = options_.memory_plan && !r.planned;
   if (r.tracing) arena_->begin_trace(std::move(input_shapes));
   detail::output_placement& placement = *placement_;

@@ -14,8 +14,15 @@ constexpr std::size_t arena_alignment = 64;  // what every kernel may assume of 
 session_arena::session_arena(std::vector<std::size_t> last_read, std::vector<bool> keep)
     : last_read_(std::move(last_read)), keep_(std::move(keep)) {}
 
-bool session_arena::ready_for(const std::vector<shape_t>& input_shapes) const {
-  return valid_ && input_shapes == planned_shapes_;
+bool session_arena::select(const std::vector<shape_t>& input_shapes) {
+  const auto found = std::find_if(plans_.begin(), plans_.end(), [&](const plan& p) { return p.input_shapes == input_shapes; });
+  if (found == plans_.end()) return false;
+  std::rotate(plans_.begin(), found, std::next(found));
+  return true;
+}
+
+void session_arena::invalidate() noexcept {
+  if (!plans_.empty()) plans_.erase(plans_.begin());
 }
 
 void session_arena::begin_trace(std::vector<shape_t> input_shapes) {
@@ -68,24 +75,24 @@ void session_arena::finish_trace() {
   for (std::size_t s = 0; s < group_of_.size(); ++s) {
     if (group_of_[s] == s && plannable_[s]) tensors.push_back({s, bytes_[s], first_[s], last_[s], std::nullopt});
   }
-  const memory::arena_plan plan = memory::plan_arena(tensors, arena_alignment);
-  offset_.assign(group_of_.size(), none);
-  capacity_.assign(group_of_.size(), 0);
+  const memory::arena_plan planned = memory::plan_arena(tensors, arena_alignment);
+  plan made{std::move(traced_shapes_), std::vector<std::size_t>(group_of_.size(), none), std::vector<std::size_t>(group_of_.size(), 0),
+            {planned.arena_bytes, planned.lower_bound_bytes, planned.naive_bytes, tensors.size()}};
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    offset_[tensors[i].id] = plan.offsets[i];
-    capacity_[tensors[i].id] = tensors[i].size;
+    made.offset[tensors[i].id] = planned.offsets[i];
+    made.capacity[tensors[i].id] = tensors[i].size;
   }
-  if (plan.arena_bytes > arena_capacity_) {
+  if (planned.arena_bytes > arena_capacity_) {
     arena_.reset();  // tensors of earlier runs that still hold it keep it alive
     auto resource = std::make_shared<memory::host_resource>();
-    const std::size_t bytes = plan.arena_bytes;
+    const std::size_t bytes = planned.arena_bytes;
     void* p = resource->allocate(bytes, arena_alignment);
     arena_ = std::shared_ptr<void>(p, [resource, bytes](void* q) { resource->deallocate(q, bytes, arena_alignment); });
     arena_capacity_ = bytes;
   }
-  stats_ = {plan.arena_bytes, plan.lower_bound_bytes, plan.naive_bytes, tensors.size()};
-  planned_shapes_ = std::move(traced_shapes_);
-  valid_ = true;
+  std::erase_if(plans_, [&](const plan& p) { return p.input_shapes == made.input_shapes; });
+  if (plans_.size() == max_plans) plans_.pop_back();
+  plans_.insert(plans_.begin(), std::move(made));
 }
 
 void session_arena::place(std::span<const std::size_t> output_slots, output_placement& placement) const {
@@ -94,9 +101,10 @@ void session_arena::place(std::span<const std::size_t> output_slots, output_plac
   placement.capacities.assign(n, 0);
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t s = output_slots[k];
-    if (s == none || offset_[s] == none) continue;
-    placement.offsets[k] = offset_[s];
-    placement.capacities[k] = capacity_[s];
+    const plan& current = plans_.front();
+    if (s == none || current.offset[s] == none) continue;
+    placement.offsets[k] = current.offset[s];
+    placement.capacities[k] = current.capacity[s];
   }
 }
 

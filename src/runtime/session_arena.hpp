@@ -6,6 +6,10 @@
 // memory module's greedy-by-size planner, and later runs with the same input shapes place
 // every planned output at its offset. Groups that reach a graph output (the caller keeps
 // those), and outputs a kernel did not allocate (constants), stay on the heap.
+//
+// A plan is kept per set of input shapes, the `max_plans` most recently used: a server's
+// batches come in a few sizes, and one plan for all would trace again at every change of
+// size. The plans share one arena, as large as the largest needs.
 
 #include <cstddef>
 #include <memory>
@@ -31,8 +35,10 @@ class session_arena {
   /// output or constant, never planned.
   session_arena(std::vector<std::size_t> last_read, std::vector<bool> keep);
 
-  /// Whether a valid plan exists for these input shapes.
-  [[nodiscard]] bool ready_for(const std::vector<shape_t>& input_shapes) const;
+  static constexpr std::size_t max_plans = 8;
+
+  /// Makes the plan for these input shapes the current one; false when there is none.
+  [[nodiscard]] bool select(const std::vector<shape_t>& input_shapes);
 
   void begin_trace(std::vector<shape_t> input_shapes);
   /// Records step `step` once its kernel ran.
@@ -41,8 +47,8 @@ class session_arena {
                   std::span<const unsigned char> allocated);
   /// Plans the traced groups and makes sure the arena is large enough.
   void finish_trace();
-  /// Drops the plan (an output outgrew its place); the next run traces again.
-  void invalidate() noexcept { valid_ = false; }
+  /// Drops the current plan (an output outgrew its place); the next run traces again.
+  void invalidate() noexcept;
 
   /// The arena's memory (valid while a plan is) and what keeps it alive.
   [[nodiscard]] std::byte* base() const noexcept { return static_cast<std::byte*>(arena_.get()); }
@@ -50,9 +56,17 @@ class session_arena {
   /// Fills `placement`'s offsets for a step of a planned run.
   void place(std::span<const std::size_t> output_slots, output_placement& placement) const;
 
-  [[nodiscard]] const arena_stats& stats() const noexcept { return stats_; }
+  /// The current plan's sizes (zeros before the first).
+  [[nodiscard]] const arena_stats& stats() const noexcept { return plans_.empty() ? no_plan_ : plans_.front().stats; }
 
  private:
+  struct plan {
+    std::vector<shape_t> input_shapes;
+    // Per slot, offset and capacity (none for slots that stay on the heap).
+    std::vector<std::size_t> offset, capacity;
+    arena_stats stats;
+  };
+
   static constexpr std::size_t none = SIZE_MAX;
   std::vector<std::size_t> last_read_;
   std::vector<bool> keep_;
@@ -63,14 +77,10 @@ class session_arena {
   std::vector<std::size_t> last_;    // per group root: last step any member is read
   std::vector<bool> plannable_;      // per group root
   std::vector<shape_t> traced_shapes_;
-  // Plan: per slot, offset and capacity (none for slots that stay on the heap).
-  std::vector<std::size_t> offset_;
-  std::vector<std::size_t> capacity_;
-  std::vector<shape_t> planned_shapes_;
-  bool valid_ = false;
+  std::vector<plan> plans_;  // the current one first, then by last use
   std::shared_ptr<void> arena_;
   std::size_t arena_capacity_ = 0;
-  arena_stats stats_;
+  arena_stats no_plan_;
 };
 
 }  // namespace inferopt::runtime::detail

@@ -28,6 +28,12 @@ void check_options(const batcher_options& o, std::size_t instances) {
   }
   if (o.priority_levels < 1) invalid("priority_levels must be at least 1");
   if (o.max_delay.count() < 0 || o.queue_timeout.count() < 0) invalid("max_delay and queue_timeout must not be negative");
+  for (const std::int64_t p : o.padded_sizes) {
+    if (p < 1 || p > o.max_batch) invalid("padded size " + std::to_string(p) + " is outside 1.." + std::to_string(o.max_batch));
+  }
+  if (!o.padded_sizes.empty() && std::find(o.padded_sizes.begin(), o.padded_sizes.end(), o.max_batch) == o.padded_sizes.end()) {
+    invalid("padded sizes must include max_batch, which every batch fits");
+  }
 }
 
 /// The rows of a batchable request (the first dim every input shares), and its bucket's
@@ -55,6 +61,13 @@ std::pair<std::int64_t, std::string> rows_and_signature(const runtime::tensor_ma
 }
 
 }  // namespace
+
+std::vector<std::int64_t> powers_of_two_up_to(std::int64_t max_batch) {
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t p = 1; p < max_batch; p *= 2) sizes.push_back(p);
+  sizes.push_back(std::max<std::int64_t>(max_batch, 1));
+  return sizes;
+}
 
 struct batcher::pending_request {
   runtime::tensor_map inputs;
@@ -104,6 +117,8 @@ batcher::batcher(batcher_options options, std::vector<batch_runner> instances)
     : options_(std::move(options)), instances_(std::move(instances)), pool_(std::make_shared<buffer_pool>()) {
   check_options(options_, instances_.size());
   std::sort(options_.preferred_batch.begin(), options_.preferred_batch.end());
+  std::sort(options_.padded_sizes.begin(), options_.padded_sizes.end());
+  if (options_.max_batch == 1) options_.padded_sizes.clear();  // requests run whole: their first dim need not be a batch
   for (std::size_t i = 0; i < instances_.size(); ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
@@ -256,33 +271,43 @@ batcher::clock::time_point batcher::next_event() const {
   return t;
 }
 
+std::int64_t batcher::padded_rows(std::int64_t rows) const noexcept {
+  for (const std::int64_t p : options_.padded_sizes) {
+    if (p >= rows) return p;
+  }
+  return rows;
+}
+
 void batcher::run(std::size_t instance, formed_batch& batch) {
   const clock::time_point start = clock::now();
   for (const auto& r : batch.requests) metrics_.queue_us.record(microseconds_between(r->enqueued, start));
   metrics_.batch_rows.record(static_cast<std::uint64_t>(batch.rows));
   metrics_.batches.fetch_add(1, std::memory_order_relaxed);
+  const std::int64_t rows = padded_rows(batch.rows);
+  metrics_.padding_rows.fetch_add(static_cast<std::uint64_t>(rows - batch.rows), std::memory_order_relaxed);
   try {
-    if (batch.requests.size() == 1) {
+    if (batch.requests.size() == 1 && rows == batch.rows) {
       runtime::tensor_map outputs = instances_[instance](batch.requests.front()->inputs);
       metrics_.compute_us.record(microseconds_between(start, clock::now()));
       batch.requests.front()->promise.set_value(std::move(outputs));
       return;
     }
-    const runtime::tensor_map outputs = instances_[instance](gather(batch));
+    const runtime::tensor_map outputs = instances_[instance](gather(batch, rows));
     metrics_.compute_us.record(microseconds_between(start, clock::now()));
-    scatter(batch, outputs);
+    scatter(batch, outputs, rows);
   } catch (...) {
     metrics_.failed.fetch_add(batch.requests.size(), std::memory_order_relaxed);
     for (auto& r : batch.requests) r->promise.set_exception(std::current_exception());
   }
 }
 
-runtime::tensor_map batcher::gather(const formed_batch& batch) {
+runtime::tensor_map batcher::gather(const formed_batch& batch, std::int64_t padded_rows) {
   runtime::tensor_map inputs;
   for (const auto& [name, first] : batch.requests.front()->inputs) {
     runtime::shape_t shape = first.shape();
-    shape[0] = batch.rows;
-    const std::size_t bytes = first.byte_size() / static_cast<std::size_t>(first.dim(0)) * static_cast<std::size_t>(batch.rows);
+    shape[0] = padded_rows;
+    const std::size_t row_bytes = first.byte_size() / static_cast<std::size_t>(first.dim(0));
+    const std::size_t bytes = row_bytes * static_cast<std::size_t>(padded_rows);
     const std::size_t reserved = std::max<std::size_t>(bytes, 1);
     void* block = pool_->pool.allocate(reserved);
     // The block goes back to the pool when the last tensor over it (an output may be a view
@@ -294,24 +319,25 @@ runtime::tensor_map batcher::gather(const formed_batch& batch) {
       std::memcpy(at, part.raw(), part.byte_size());
       at += part.byte_size();
     }
+    std::memset(at, 0, row_bytes * static_cast<std::size_t>(padded_rows - batch.rows));  // the padding rows
     inputs.emplace(name, runtime::tensor::over(first.dtype(), std::move(shape), block, reserved, std::move(holder)));
   }
   return inputs;
 }
 
-void batcher::scatter(formed_batch& batch, const runtime::tensor_map& outputs) const {
+void batcher::scatter(formed_batch& batch, const runtime::tensor_map& outputs, std::int64_t padded_rows) const {
   const auto shared = std::make_shared<const runtime::tensor_map>(outputs);
   std::int64_t row = 0;
   for (auto& r : batch.requests) {
     runtime::tensor_map mine;
     for (const auto& [name, t] : *shared) {
-      if (t.rank() == 0 || t.dim(0) != batch.rows) {
+      if (t.rank() == 0 || t.dim(0) != padded_rows) {
         mine.emplace(name, t);  // not batched: every request sees it whole
         continue;
       }
       runtime::shape_t shape = t.shape();
       shape[0] = r->rows;
-      const std::size_t row_bytes = t.byte_size() / static_cast<std::size_t>(batch.rows);
+      const std::size_t row_bytes = t.byte_size() / static_cast<std::size_t>(padded_rows);
       const auto* first_row = static_cast<const unsigned char*>(t.raw()) + static_cast<std::size_t>(row) * row_bytes;
       mine.emplace(name, runtime::tensor::view(t.dtype(), std::move(shape), first_row, shared));
     }

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/runtime/session.hpp"
 #include "runtime/test_kernels.hpp"
@@ -112,6 +114,25 @@ TEST_CASE("memory plan: new input shapes trace a new plan", "[runtime][memory-pl
     for (std::size_t k = 0; k < out.size(); ++k) REQUIRE(out[k] == 3.0f * (1.0f + static_cast<float>(k)) + 3.0f);
   }
   CHECK(s.memory_plan().naive_bytes == 4 * 16 * 4);
+}
+
+TEST_CASE("memory plan: each input shape keeps its plan, so alternating shapes trace once each", "[runtime][memory-plan]") {
+  runtime::session s(view_model(), options(true));
+  // A server's batches alternate between a few sizes: each is traced on first sight only,
+  // up to 8 shapes; a ninth evicts the least recently used, which is traced again later.
+  const std::vector<std::int64_t> sizes{16, 4096, 16, 4096, 64, 16, 1, 2, 3, 4, 5, 6, 16, 7, 4096};
+  std::vector<std::int64_t> seen;
+  for (std::int64_t n : sizes) {
+    CAPTURE(n);
+    const auto out = s.run({{"x", ramp(n, 2.0f)}}).at("out").to_float();
+    REQUIRE(out.size() == static_cast<std::size_t>(n));
+    for (std::size_t k = 0; k < out.size(); ++k) REQUIRE(out[k] == 3.0f * (2.0f + static_cast<float>(k)) + 3.0f);
+    const bool first_time = std::find(seen.begin(), seen.end(), n) == seen.end();
+    seen.push_back(n);
+    if (n != 4096 || seen.size() < 10) CHECK(s.memory_plan().active == !first_time);
+    CHECK(s.memory_plan().naive_bytes == 4 * static_cast<std::size_t>((n * 4 + 63) / 64 * 64));
+  }
+  CHECK_FALSE(s.memory_plan().active);  // 4096 was the least recently used of nine shapes: traced again
 }
 
 TEST_CASE("memory plan: outputs that view an intermediate stay the caller's", "[runtime][memory-plan]") {

@@ -198,6 +198,24 @@ TEST_CASE("batcher rejects at once when max_queue requests wait", "[serve][batch
   CHECK(b.metrics().rejected_full == 1);
 }
 
+TEST_CASE("batcher pads a batch with zero rows to the next padded size and drops their outputs", "[serve][batcher]") {
+  doubling_runner runner;
+  batcher b(batcher_options{.max_batch = 8, .max_delay = 20ms, .padded_sizes = serve::powers_of_two_up_to(8)}, {runner});
+  CHECK(b.options().padded_sizes == std::vector<std::int64_t>{1, 2, 4, 8});
+  std::vector<std::future<tensor_map>> futures;
+  futures.push_back(b.submit(rows_of(2, 10)));
+  futures.push_back(b.submit(rows_of(1, 20)));  // 3 rows: run as 4
+  check_doubled(get(futures[0]), 2, 10);
+  check_doubled(get(futures[1]), 1, 20);
+  auto alone = b.submit(rows_of(3, 30));  // one request of 3 rows: padded too
+  check_doubled(get(alone), 3, 30);
+  CHECK(runner.seen() == std::vector<std::int64_t>{4, 4});
+  CHECK(b.metrics().padding_rows == 2);
+  CHECK(b.metrics().batch_rows.sum() == 6);  // the requests' rows, not the padding
+  CHECK_THROWS_AS(batcher(batcher_options{.max_batch = 8, .padded_sizes = {1, 4}}, {runner}), error);  // 8 must be there
+  CHECK_THROWS_AS(batcher(batcher_options{.max_batch = 8, .padded_sizes = {16}}, {runner}), error);
+}
+
 TEST_CASE("batcher refuses requests it cannot batch and options it cannot honour", "[serve][batcher]") {
   doubling_runner runner;
   batcher b(batcher_options{.max_batch = 4, .priority_levels = 2}, {runner});

@@ -143,6 +143,21 @@ TEST_CASE("response cache hits outlive the entry's eviction", "[serve][cache]") 
   CHECK(first_output(*hit) == 1.0f);
 }
 
+TEST_CASE("response cache with admission stores a request on its second miss only", "[serve][cache]") {
+  response_cache cache(serve::response_cache_options{.capacity_bytes = 1 << 20, .admit_on_second_miss = true, .doorkeeper_size = 4});
+  const tensor_map in = one_input({1});
+  CHECK(!cache.insert(request_key("m", in), outputs_of(1)));  // first miss: only noted
+  CHECK(!cache.find(request_key("m", in)));
+  CHECK(cache.insert(request_key("m", in), outputs_of(1)));   // second: stored
+  CHECK(cache.find(request_key("m", in)));
+  for (int i = 0; i < 100; ++i) CHECK(!cache.insert(request_key("m", one_input({static_cast<float>(i + 10)})), outputs_of(0)));
+  const serve::response_cache_stats s = cache.stats();
+  CHECK(s.entries == 1);
+  CHECK(s.not_admitted == 101);
+  // The doorkeeper holds 4 hashes and forgets them when full: a key seen long ago is new again.
+  CHECK(!cache.insert(request_key("m", one_input({10})), outputs_of(0)));
+}
+
 TEST_CASE("response cache rejects a zero capacity and a negative time to live", "[serve][cache]") {
   CHECK_THROWS_AS(make_cache(0), error);
   CHECK_THROWS_AS(make_cache(100, -std::chrono::seconds(1)), error);

@@ -15,7 +15,8 @@
 ///   one is reached, max_batch's otherwise.
 /// - Inputs are copied into batch buffers from a caching pool (memory/caching_pool.hpp), so
 ///   steady traffic reuses the same blocks; outputs whose first dim is the batch's rows are
-///   handed back as views of each request's rows (no copy), others whole.
+///   handed back as views of each request's rows (no copy), others whole. With padded_sizes,
+///   zero rows fill a batch up to the next size, and their outputs are dropped.
 /// - max_queue bounds the requests waiting: a submit beyond it fails at once
 ///   (rejection_reason::queue_full). With max_batch 1 nothing is batched: each request runs
 ///   as it came, whatever its shapes (for models without a batch dimension).
@@ -52,7 +53,15 @@ struct batcher_options {
   int priority_levels = 1;                     ///< request priorities 1 (highest) .. this
   std::chrono::microseconds queue_timeout{0};  ///< the default queue timeout; 0: none
   timeout_action on_timeout = timeout_action::reject;
+  /// Batch shapes: a batch is padded with zero rows up to the smallest of these sizes that
+  /// holds it, so the model sees a few batch sizes only (oneDNN compiles a primitive, and the
+  /// executor plans memory, once per size). Empty: batches run at their own size.
+  std::vector<std::int64_t> padded_sizes;
 };
+
+/// 1, 2, 4, ... up to max_batch, and max_batch itself: at most twice the rows computed, and
+/// log2(max_batch) + 1 shapes.
+[[nodiscard]] std::vector<std::int64_t> powers_of_two_up_to(std::int64_t max_batch);
 
 struct inference_request {
   runtime::tensor_map inputs;
@@ -68,6 +77,7 @@ using batch_runner = std::function<runtime::tensor_map(const runtime::tensor_map
 struct batcher_metrics {
   histogram queue_us, compute_us, batch_rows;
   std::atomic<std::uint64_t> batches{0}, requests{0}, rejected_full{0}, timed_out{0}, failed{0};
+  std::atomic<std::uint64_t> padding_rows{0};  ///< zero rows added to reach a padded size
 };
 
 class batcher {
@@ -105,8 +115,9 @@ class batcher {
   [[nodiscard]] clock::time_point next_event() const;
   void expire(clock::time_point now);
   void run(std::size_t instance, formed_batch& batch);
-  [[nodiscard]] runtime::tensor_map gather(const formed_batch& batch);
-  void scatter(formed_batch& batch, const runtime::tensor_map& outputs) const;
+  [[nodiscard]] runtime::tensor_map gather(const formed_batch& batch, std::int64_t padded_rows);
+  [[nodiscard]] std::int64_t padded_rows(std::int64_t rows) const noexcept;
+  void scatter(formed_batch& batch, const runtime::tensor_map& outputs, std::int64_t padded_rows) const;
 
   batcher_options options_;
   std::vector<batch_runner> instances_;

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "inferopt/core/error.hpp"
 #include "inferopt/serve/request_key.hpp"
@@ -33,11 +34,18 @@ struct response_cache_options {
   /// How many low bits of each key's 64-bit hash the index uses. Lower it only to test that
   /// colliding keys are told apart by their bytes (1000 keys in 16 slots, say).
   unsigned index_bits = 64;
+  /// Admission (TinyLFU's doorkeeper): a request is stored only when it misses a second
+  /// time, so a stream of distinct requests costs a hash and a set lookup each instead of a
+  /// copy of its inputs and outputs and an eviction. The doorkeeper remembers at most
+  /// `doorkeeper_size` hashes and forgets them all when full.
+  bool admit_on_second_miss = false;
+  std::size_t doorkeeper_size = 1 << 16;
 };
 
 /// Counters since the cache was made, and its size now.
 struct response_cache_stats {
   std::uint64_t hits = 0, misses = 0, insertions = 0, evictions = 0, expirations = 0, too_large = 0;
+  std::uint64_t not_admitted = 0;  ///< inserts refused as first misses (admit_on_second_miss)
   std::size_t bytes = 0, entries = 0;
 };
 
@@ -80,8 +88,10 @@ class response_cache {
 
   /// Stores deep copies of `outputs` for this request (replacing an entry with the same key),
   /// then evicts least recently used entries until the total fits. An entry larger than the
-  /// whole capacity is not stored; returns whether it was.
+  /// whole capacity, or a first miss under admit_on_second_miss, is not stored; returns
+  /// whether it was.
   bool insert(const request_key& key, const runtime::tensor_map& outputs, clock::time_point now = clock::now()) {
+    if (options_.admit_on_second_miss && !admitted(key.hash())) return false;
     std::size_t cost = entry_overhead + key.size();
     for (const auto& [name, t] : outputs) cost += tensor_overhead + name.size() + t.byte_size();
     if (cost > options_.capacity_bytes) {
@@ -123,6 +133,16 @@ class response_cache {
   };
   using node_t = std::list<entry>::iterator;
 
+  /// Whether this hash missed before (then it is admitted and forgotten); else it is noted.
+  bool admitted(std::uint64_t hash) {
+    const std::lock_guard lock(mutex_);
+    if (doorkeeper_.erase(hash) != 0) return true;
+    if (doorkeeper_.size() >= options_.doorkeeper_size) doorkeeper_.clear();
+    doorkeeper_.insert(hash);
+    ++stats_.not_admitted;
+    return false;
+  }
+
   [[nodiscard]] std::uint64_t slot(std::uint64_t hash) const noexcept {
     return options_.index_bits >= 64 ? hash : hash & ((std::uint64_t{1} << options_.index_bits) - 1);
   }
@@ -162,6 +182,7 @@ class response_cache {
   std::list<entry> lru_;  // most recently used first
   std::unordered_multimap<std::uint64_t, node_t> index_;  // every node of lru_, once, under its slot
   response_cache_stats stats_;
+  std::unordered_set<std::uint64_t> doorkeeper_;  // hashes of requests that missed once
 };
 
 }  // namespace inferopt::serve

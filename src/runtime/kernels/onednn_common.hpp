@@ -46,8 +46,10 @@ inline dnnl::memory reordered(dnnl::memory source, const dnnl::memory::desc& lay
 }
 
 /// The primitives a kernel made for the input shapes it met, most recent first, at most
-/// `capacity`: dynamic shapes do not grow memory without bound.
-template <class Entry, std::size_t capacity = 4>
+/// `capacity`: dynamic shapes do not grow memory without bound. 8 holds a server's batch
+/// sizes padded to powers of two up to 64 (serve/batcher.hpp); with 4, batches of 1, 2, 4, 8
+/// and 16 rows made oneDNN compile a primitive again at most changes of size.
+template <class Entry, std::size_t capacity = 8>
 class recent_primitives {
  public:
   /// The entry `matches` accepts (moved to the front), or the one `make` returns, added.
