@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test suite, as CI runs it: build everything, run ctest (unit, CLI, examples, package,
 # ONNX Runtime oracles), then rebuild under AddressSanitizer + UBSan for the CLI, IR and
-# executor tests (hostile models, conformance suite), and under ThreadSanitizer for the
-# memory module. GPU tests skip cleanly without a device.
+# executor tests (hostile models, conformance suite) and serve, and under ThreadSanitizer for the
+# memory module and serve. GPU tests skip cleanly without a device.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --python
