@@ -19,6 +19,7 @@
 #include "commands.hpp"
 #include "inferopt/runtime/inputs.hpp"
 #include "inferopt/serve/histogram.hpp"
+#include "inferopt/serve/kserve.hpp"
 
 namespace inferopt::cli {
 namespace {
@@ -87,15 +88,18 @@ json get_json(httplib::Client& c, const std::string& path) {
 }
 
 /// The model's inputs from its metadata, with symbolic dims as 1.
-std::vector<std::pair<std::string, runtime::io_info>> model_inputs(const json& metadata) {
-  std::vector<std::pair<std::string, runtime::io_info>> out;
+std::vector<runtime::io_info> model_inputs(const json& metadata) {
+  std::vector<runtime::io_info> out;
   for (const json& in : metadata.at("inputs")) {
     runtime::io_info info;
     info.name = in.at("name").get<std::string>();
     const std::string datatype = in.at("datatype").get<std::string>();
+    const std::optional<ir::data_type> type = serve::kserve_element_type(datatype);
+    if (!type) throw error(errc::unsupported, "input '" + info.name + "' is " + datatype + ", which loadgen cannot send");
+    info.type = *type;
     for (const json& d : in.at("shape")) info.shape.emplace_back(d.get<std::int64_t>() < 0 ? 1 : d.get<std::int64_t>());
     info.has_shape = true;
-    out.emplace_back(datatype, std::move(info));
+    out.push_back(std::move(info));
   }
   return out;
 }
@@ -106,15 +110,14 @@ struct request_body {
   std::optional<std::size_t> header_length;
 };
 
-request_body encode_request(const std::vector<std::pair<std::string, runtime::tensor>>& inputs, const std::vector<std::string>& datatypes,
-                            bool as_json) {
+request_body encode_request(const runtime::tensor_map& inputs, bool as_json) {
   json items = json::array();
   std::string binary;
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const auto& [name, t] = inputs[k];
-    json item{{"name", name}, {"datatype", datatypes[k]}, {"shape", t.shape()}};
+  for (const auto& [name, t] : inputs) {
+    json item{{"name", name}, {"datatype", std::string(serve::kserve_datatype(t.dtype()))}, {"shape", t.shape()}};
     if (as_json) {
-      item["data"] = t.dtype() == ir::data_type::float32 || t.dtype() == ir::data_type::float64 ? json(t.to_float()) : json(t.to_int64());
+      const bool real = t.dtype() == ir::data_type::float32 || t.dtype() == ir::data_type::float64 || t.dtype() == ir::data_type::float16;
+      item["data"] = real ? json(t.to_float()) : json(t.to_int64());
     } else {
       item["parameters"] = {{"binary_data_size", t.byte_size()}};
       binary.append(static_cast<const char*>(t.raw()), t.byte_size());
@@ -129,44 +132,12 @@ request_body encode_request(const std::vector<std::pair<std::string, runtime::te
   return r;
 }
 
-/// Random values of each input's type and shape (ids below 100 for integer inputs, ones for
-/// inputs named *mask*), as inferopt bench makes them.
-std::vector<std::pair<std::string, runtime::tensor>> random_request(const std::vector<std::pair<std::string, runtime::io_info>>& inputs,
-                                                                    std::mt19937_64& rng) {
-  std::vector<std::pair<std::string, runtime::tensor>> out;
-  for (const auto& [datatype, info] : inputs) {
-    runtime::shape_t shape;
-    for (const ir::dim& d : info.shape) shape.push_back(d.value());
-    const std::int64_t n = runtime::element_count_checked(shape);
-    if (datatype == "FP32") {
-      std::uniform_real_distribution<float> u(-1, 1);
-      std::vector<float> v(static_cast<std::size_t>(n));
-      for (float& x : v) x = u(rng);
-      out.emplace_back(info.name, runtime::tensor::from_values<float>(shape, v));
-    } else if (datatype == "INT64" || datatype == "INT32") {
-      const bool mask = info.name.find("mask") != std::string::npos;
-      std::vector<std::int64_t> v(static_cast<std::size_t>(n));
-      for (auto& x : v) x = mask ? 1 : static_cast<std::int64_t>(rng() % 100);
-      if (datatype == "INT64") {
-        out.emplace_back(info.name, runtime::tensor::from_values<std::int64_t>(shape, v));
-      } else {
-        out.emplace_back(info.name, runtime::tensor::from_values<std::int32_t>(shape, std::vector<std::int32_t>(v.begin(), v.end())));
-      }
-    } else {
-      throw error(errc::unsupported, "loadgen makes random FP32, INT64 and INT32 inputs; input '" + info.name + "' is " + datatype +
-                                         " (give --input-dir)");
-    }
-  }
-  return out;
-}
-
 /// What the senders share: the request bodies, the counts and the latencies.
 struct load_state {
   std::pair<std::string, int> server;
   std::string path;
   const loadgen_options* options = nullptr;
-  std::vector<std::pair<std::string, runtime::io_info>> inputs;
-  std::vector<std::string> datatypes;
+  std::vector<runtime::io_info> inputs;
   request_body fixed;  // used unless --unique
   std::atomic<std::size_t> sent{0}, done{0};
   serve::histogram latency_us, refused_us;  // answers 200, and answers other than 200
@@ -185,7 +156,7 @@ struct load_state {
     request_body unique_body;
     const request_body* body = &fixed;
     if (options->unique) {
-      unique_body = encode_request(random_request(inputs, rng), datatypes, options->json_body);
+      unique_body = encode_request(runtime::random_inputs(inputs, rng()), options->json_body);
       body = &unique_body;
     }
     httplib::Headers headers;
@@ -336,17 +307,15 @@ int run_loadgen(const loadgen_options& o) {
   s.path = "/v2/models/" + o.model + "/infer";
   httplib::Client control = client_for(s.server);
   s.inputs = model_inputs(get_json(control, "/v2/models/" + o.model));
-  for (const auto& [datatype, info] : s.inputs) s.datatypes.push_back(datatype);
-  std::mt19937_64 rng(o.seed);
-  std::vector<std::pair<std::string, runtime::tensor>> first;
+  runtime::tensor_map first;
   if (!o.input_dir.empty()) {
     for (std::size_t k = 0; k < s.inputs.size(); ++k) {
-      first.emplace_back(s.inputs[k].second.name, runtime::read_tensor_file(o.input_dir + "/input_" + std::to_string(k) + ".pb"));
+      first.emplace(s.inputs[k].name, runtime::read_tensor_file(o.input_dir + "/input_" + std::to_string(k) + ".pb"));
     }
   } else {
-    first = random_request(s.inputs, rng);
+    first = runtime::random_inputs(s.inputs, o.seed);
   }
-  s.fixed = encode_request(first, s.datatypes, o.json_body);
+  s.fixed = encode_request(first, o.json_body);
   const json before = get_json(control, "/v2/models/" + o.model + "/stats");
   s.start = clock::now();
   if (opts.duration_s > 0) s.deadline = s.start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(opts.duration_s));

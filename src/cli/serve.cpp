@@ -106,7 +106,7 @@ struct server_counters {
 
 class model_server {
  public:
-  explicit model_server(const serve_options& o) : options_(o) {
+  explicit model_server(const serve_options& o) {
     const ir::model m = load_checked(o.model);
     for (int i = 0; i < o.instances; ++i) sessions_.push_back(std::make_unique<runtime::session>(m, runtime::session_options{.threads = o.threads}));
     signature_ = {o.name, sessions_.front()->inputs(), sessions_.front()->outputs()};
@@ -119,7 +119,7 @@ class model_server {
                                                    .ttl = std::chrono::seconds(o.cache_ttl_s),
                                                    .admit_on_second_miss = o.cache_admission});
     }
-    if (batching_) warm_up(padded_sizes(o));
+    if (batching_) warm_up(batcher_->options().padded_sizes);
   }
 
   [[nodiscard]] bool batching() const noexcept { return batching_; }
@@ -300,7 +300,6 @@ class model_server {
     return out.str();
   }
 
-  serve_options options_;
   serve::model_signature signature_;
   std::vector<std::unique_ptr<runtime::session>> sessions_;
   std::unique_ptr<serve::batcher> batcher_;

@@ -23,12 +23,14 @@ void fill(tensor& t, Gen&& gen) {
 
 }  // namespace
 
-tensor_map random_inputs(const session& s, std::uint64_t seed) {
+tensor_map random_inputs(const session& s, std::uint64_t seed) { return random_inputs(s.inputs(), seed); }
+
+tensor_map random_inputs(const std::vector<io_info>& inputs, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> real(-1.0, 1.0);
   std::uniform_int_distribution<int> small(0, 7);
   tensor_map feeds;
-  for (const io_info& in : s.inputs()) {
+  for (const io_info& in : inputs) {
     if (in.optional) continue;
     if (!in.has_shape) throw error(errc::invalid_argument, "input '" + in.name + "' has no shape; give its data instead");
     tensor t(in.type, concrete_shape(in));

@@ -19,16 +19,30 @@ using ir::data_type;
 
 [[noreturn]] void bad(const std::string& what) { throw error(errc::invalid_argument, what); }
 
-std::optional<data_type> datatype_named(std::string_view name) {
-  static constexpr std::pair<std::string_view, data_type> table[] = {
-      {"BOOL", data_type::boolean}, {"UINT8", data_type::uint8},   {"INT8", data_type::int8},
-      {"UINT16", data_type::uint16}, {"INT16", data_type::int16},  {"UINT32", data_type::uint32},
-      {"INT32", data_type::int32},   {"UINT64", data_type::uint64}, {"INT64", data_type::int64},
-      {"FP16", data_type::float16},  {"FP32", data_type::float32},  {"FP64", data_type::float64}};
-  for (const auto& [n, t] : table) {
-    if (n == name) return t;
+// The protocol's datatype names, one table for both directions.
+constexpr std::pair<std::string_view, data_type> kserve_types[] = {
+    {"BOOL", data_type::boolean}, {"UINT8", data_type::uint8},   {"INT8", data_type::int8},
+    {"UINT16", data_type::uint16}, {"INT16", data_type::int16},  {"UINT32", data_type::uint32},
+    {"INT32", data_type::int32},   {"UINT64", data_type::uint64}, {"INT64", data_type::int64},
+    {"FP16", data_type::float16},  {"FP32", data_type::float32},  {"FP64", data_type::float64}};
+
+/// Calls fn(T{}) with the C++ type of a plain numeric element type; false for the others
+/// (BOOL and FP16 have their own storage, and are handled by the callers).
+template <class Fn>
+bool with_numeric_type(data_type t, Fn&& fn) {
+  switch (t) {
+    case data_type::uint8: fn(std::uint8_t{}); return true;
+    case data_type::int8: fn(std::int8_t{}); return true;
+    case data_type::uint16: fn(std::uint16_t{}); return true;
+    case data_type::int16: fn(std::int16_t{}); return true;
+    case data_type::uint32: fn(std::uint32_t{}); return true;
+    case data_type::int32: fn(std::int32_t{}); return true;
+    case data_type::uint64: fn(std::uint64_t{}); return true;
+    case data_type::int64: fn(std::int64_t{}); return true;
+    case data_type::float32: fn(float{}); return true;
+    case data_type::float64: fn(double{}); return true;
+    default: return false;
   }
-  return std::nullopt;
 }
 
 /// `data` (nested arrays allowed, at most `rank` deep) flattened into `out`.
@@ -75,26 +89,14 @@ void store_number(const json& v, void* at, const std::string& input) {
 
 /// Writes JSON value `v` as one element of type `t` at `at`.
 void store(data_type t, const json& v, void* at, const std::string& input) {
-  switch (t) {
-    case data_type::boolean: return store_number<bool>(v, at, input);
-    case data_type::uint8: return store_number<std::uint8_t>(v, at, input);
-    case data_type::int8: return store_number<std::int8_t>(v, at, input);
-    case data_type::uint16: return store_number<std::uint16_t>(v, at, input);
-    case data_type::int16: return store_number<std::int16_t>(v, at, input);
-    case data_type::uint32: return store_number<std::uint32_t>(v, at, input);
-    case data_type::int32: return store_number<std::int32_t>(v, at, input);
-    case data_type::uint64: return store_number<std::uint64_t>(v, at, input);
-    case data_type::int64: return store_number<std::int64_t>(v, at, input);
-    case data_type::float32: return store_number<float>(v, at, input);
-    case data_type::float64: return store_number<double>(v, at, input);
-    case data_type::float16: {
-      if (!v.is_number()) bad("input '" + input + "': numeric data holds " + std::string(v.type_name()));
-      const std::uint16_t h = float_to_half(v.get<float>());
-      std::memcpy(at, &h, sizeof h);
-      return;
-    }
-    default: bad("input '" + input + "': unsupported datatype");
+  if (t == data_type::boolean) return store_number<bool>(v, at, input);
+  if (t == data_type::float16) {
+    if (!v.is_number()) bad("input '" + input + "': numeric data holds " + std::string(v.type_name()));
+    const std::uint16_t h = float_to_half(v.get<float>());
+    std::memcpy(at, &h, sizeof h);
+    return;
   }
+  if (!with_numeric_type(t, [&](auto tag) { store_number<decltype(tag)>(v, at, input); })) bad("input '" + input + "': unsupported datatype");
 }
 
 /// The tensor's elements as JSON numbers (booleans for BOOL).
@@ -106,28 +108,14 @@ json elements_json(const runtime::tensor& t) {
     const auto* p = static_cast<const T*>(t.raw());
     for (std::size_t i = 0; i < n; ++i) data.push_back(p[i]);
   };
-  switch (t.dtype()) {
-    case data_type::boolean: {
-      const auto* p = static_cast<const std::uint8_t*>(t.raw());
-      for (std::size_t i = 0; i < n; ++i) data.push_back(p[i] != 0);
-      break;
-    }
-    case data_type::uint8: each(std::uint8_t{}); break;
-    case data_type::int8: each(std::int8_t{}); break;
-    case data_type::uint16: each(std::uint16_t{}); break;
-    case data_type::int16: each(std::int16_t{}); break;
-    case data_type::uint32: each(std::uint32_t{}); break;
-    case data_type::int32: each(std::int32_t{}); break;
-    case data_type::uint64: each(std::uint64_t{}); break;
-    case data_type::int64: each(std::int64_t{}); break;
-    case data_type::float32: each(float{}); break;
-    case data_type::float64: each(double{}); break;
-    case data_type::float16: {
-      const auto* p = static_cast<const std::uint16_t*>(t.raw());
-      for (std::size_t i = 0; i < n; ++i) data.push_back(half_to_float(p[i]));
-      break;
-    }
-    default: throw error(errc::unsupported, "output of type " + std::string(ir::to_string(t.dtype())) + " has no KServe datatype");
+  if (t.dtype() == data_type::boolean) {
+    const auto* p = static_cast<const std::uint8_t*>(t.raw());
+    for (std::size_t i = 0; i < n; ++i) data.push_back(p[i] != 0);
+  } else if (t.dtype() == data_type::float16) {
+    const auto* p = static_cast<const std::uint16_t*>(t.raw());
+    for (std::size_t i = 0; i < n; ++i) data.push_back(half_to_float(p[i]));
+  } else if (!with_numeric_type(t.dtype(), each)) {
+    throw error(errc::unsupported, "output of type " + std::string(ir::to_string(t.dtype())) + " has no KServe datatype");
   }
   return data;
 }
@@ -171,7 +159,7 @@ runtime::shape_t checked_shape(const json& item, const runtime::io_info& in) {
 runtime::tensor decode_input(const json& item, const runtime::io_info& in, std::string_view& tail, std::size_t body_limit) {
   if (!item.contains("datatype") || !item["datatype"].is_string()) bad("input '" + in.name + "' has no datatype");
   const std::string datatype = item["datatype"].get<std::string>();
-  const std::optional<data_type> type = datatype_named(datatype);
+  const std::optional<data_type> type = kserve_element_type(datatype);
   if (!type) bad("input '" + in.name + "': datatype '" + datatype + "' is not supported");
   if (*type != in.type) bad("input '" + in.name + "' is " + datatype + ", the model expects " + std::string(kserve_datatype(in.type)));
   runtime::shape_t shape = checked_shape(item, in);
@@ -258,21 +246,17 @@ void decode_requested_outputs(const json& header, const model_signature& model, 
 }  // namespace
 
 std::string_view kserve_datatype(data_type type) noexcept {
-  switch (type) {
-    case data_type::boolean: return "BOOL";
-    case data_type::uint8: return "UINT8";
-    case data_type::int8: return "INT8";
-    case data_type::uint16: return "UINT16";
-    case data_type::int16: return "INT16";
-    case data_type::uint32: return "UINT32";
-    case data_type::int32: return "INT32";
-    case data_type::uint64: return "UINT64";
-    case data_type::int64: return "INT64";
-    case data_type::float16: return "FP16";
-    case data_type::float32: return "FP32";
-    case data_type::float64: return "FP64";
-    default: return {};
+  for (const auto& [n, t] : kserve_types) {
+    if (t == type) return n;
   }
+  return {};
+}
+
+std::optional<data_type> kserve_element_type(std::string_view datatype) noexcept {
+  for (const auto& [n, t] : kserve_types) {
+    if (n == datatype) return t;
+  }
+  return std::nullopt;
 }
 
 std::string model_metadata_json(const model_signature& model) {

@@ -25,6 +25,8 @@ struct model_signature {
 
 /// The protocol's datatype name of an element type ("FP32"), or empty for types it lacks.
 [[nodiscard]] std::string_view kserve_datatype(ir::data_type type) noexcept;
+/// The element type of a datatype name, or nothing for names it does not support (BYTES).
+[[nodiscard]] std::optional<ir::data_type> kserve_element_type(std::string_view datatype) noexcept;
 
 /// `GET /v2/models/NAME`: name, versions, platform, and the inputs' and outputs' datatypes and
 /// shapes (-1 for a symbolic dim).

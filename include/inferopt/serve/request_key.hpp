@@ -72,6 +72,8 @@ class request_key {
       data_.emplace_back(static_cast<const char*>(t.raw()), t.byte_size());
       held_.push_back(t);
     }
+    size_ = header_.size();
+    for (const std::string_view piece : data_) size_ += piece.size();
     hash_ = detail::hash_bytes(header_.data(), header_.size(), 0);
     for (const std::string_view piece : data_) hash_ = detail::hash_bytes(piece.data(), piece.size(), hash_);
   }
@@ -79,11 +81,7 @@ class request_key {
   [[nodiscard]] std::uint64_t hash() const noexcept { return hash_; }
 
   /// Bytes of the whole string: what storing the key costs.
-  [[nodiscard]] std::size_t size() const noexcept {
-    std::size_t n = header_.size();
-    for (const std::string_view piece : data_) n += piece.size();
-    return n;
-  }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
   /// The whole string, copied: what the cache stores beside an entry.
   [[nodiscard]] std::string bytes() const {
@@ -115,6 +113,7 @@ class request_key {
   std::string header_;
   std::vector<std::string_view> data_;  // views of held_'s bytes
   std::vector<runtime::tensor> held_;
+  std::size_t size_ = 0;
   std::uint64_t hash_ = 0;
 };
 
