@@ -17,8 +17,15 @@
 #include "inferopt/ir/statistics.hpp"
 #include "inferopt/runtime/compare.hpp"
 #include "inferopt/runtime/session.hpp"
+#include "tooling/checked_model.hpp"
+#include "tooling/model_steps.hpp"
+#include "tooling/result_json.hpp"
 
 namespace inferopt::cli {
+
+using tooling::load_checked;
+using tooling::statistics_of;
+using tooling::to_json;
 
 /// A subcommand and what runs when it is chosen.
 struct command {
@@ -80,18 +87,11 @@ void probe_writable(std::initializer_list<std::filesystem::path> paths);
 /// Writes `report` as indented JSON (atomically) when `path` is not empty.
 void write_report(const std::filesystem::path& path, const nlohmann::json& report);
 
-/// Loads a model and runs `ir::validate` on it; errors name the file.
-ir::model load_checked(const std::filesystem::path& path);
-/// Statistics after shape inference on a copy (the model itself is not touched), with the
-/// inputs' symbolic dims taken as 1; `shapes`, when given, receives what inference found.
-ir::model_statistics statistics_of(const ir::model& m, ir::shape_inference_report* shapes = nullptr);
-nlohmann::json to_json(const ir::model_statistics& s);
 /// Infers shapes afresh (complete value_info), saves the model atomically, as
 /// `ir::save_model` does, and prints `wrote PATH (SIZE)`.
 void save_and_announce(ir::model& m, const std::filesystem::path& path, const ir::save_options& options = {});
 /// `12.3 MB`, `4.0 KB`.
 std::string human_bytes(std::int64_t bytes);
-nlohmann::json to_json(const std::vector<runtime::output_difference>& diffs);
 /// A progress bar on stderr when it is a terminal (nothing otherwise).
 void print_progress(std::int64_t done, std::int64_t total);
 /// Prints one row per output (max abs, max rel, verdict) and a summary line; returns

@@ -11,34 +11,6 @@
 namespace inferopt::cli {
 namespace {
 
-nlohmann::json describe_values(std::span<ir::value* const> values) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const ir::value* v : values) {
-    if (v->is_initializer()) continue;  // IR < 4 lists weights as inputs
-    out.push_back({{"name", v->name()},
-                   {"type", std::string(ir::to_string(v->elem_type()))},
-                   {"shape", v->type() ? ir::to_string(v->type()->dims) : "?"}});
-  }
-  return out;
-}
-
-nlohmann::json inspect_json(const ir::model& m, const ir::model_statistics& s, const ir::shape_inference_report& shapes) {
-  nlohmann::json j = to_json(s);
-  j["unknown_shapes"] = shapes.unknown_shapes;
-  j["ops_without_shape_rules"] = shapes.unknown_ops;
-  j["symbolic_dims"] = ir::symbolic_input_dims(m.graph());  // MACs count them as 1
-  j["ir_version"] = m.ir_version;
-  nlohmann::json opsets = nlohmann::json::object();
-  for (const auto& o : m.opsets) opsets[o.domain.empty() ? "ai.onnx" : o.domain] = o.version;
-  j["opsets"] = opsets;
-  j["producer"] = m.producer_name + (m.producer_version.empty() ? "" : " " + m.producer_version);
-  j["graph"] = m.graph().name();
-  j["inputs"] = describe_values(m.graph().inputs());
-  j["outputs"] = describe_values(m.graph().outputs());
-  j["functions"] = m.function_count();
-  return j;
-}
-
 void print_text(const nlohmann::json& j) {
   std::cout << "graph      " << j["graph"].get<std::string>() << "\n";
   std::cout << "ir_version " << j["ir_version"] << "\n";
@@ -84,7 +56,7 @@ int run_inspect(const inspect_options& o) {
   ir::model m = load_checked(o.model);
   ir::shape_inference_report shapes;
   const ir::model_statistics stats = statistics_of(m, &shapes);
-  nlohmann::json j = inspect_json(m, stats, shapes);
+  nlohmann::json j = tooling::inspect_json(m, stats, shapes);
   if (o.json) {
     std::cout << j.dump(2) << "\n";
   } else {

@@ -60,25 +60,11 @@ void print_table(const run_report& r) {
 
 nlohmann::json report_json(const optimize_options& o, const std::string& pipeline_text, const run_report& r,
                            const ir::model_statistics& before, const ir::model_statistics& after) {
-  nlohmann::json passes = nlohmann::json::array();
-  for (const pass_record& p : r.passes) {
-    passes.push_back({{"name", p.name},
-                      {"group", p.group},
-                      {"runs", p.runs},
-                      {"ms", p.milliseconds},
-                      {"nodes_before", p.nodes_before},
-                      {"nodes_after", p.nodes_after},
-                      {"rewrites", p.rewrites},
-                      {"changed", p.changed},
-                      {"counters", p.counters}});
-  }
-  nlohmann::json fixpoints = nlohmann::json::array();
-  for (const fixpoint_record& f : r.fixpoints) {
-    fixpoints.push_back({{"pipeline", f.text}, {"iterations", f.iterations}, {"converged", f.converged}});
-  }
-  return {{"model", o.input},   {"output", o.output},       {"pipeline", pipeline_text},
-          {"passes", passes},   {"fixpoints", fixpoints},   {"total_ms", r.milliseconds},
-          {"rollback_snapshots", r.snapshots}, {"before", to_json(before)}, {"after", to_json(after)}};
+  nlohmann::json report{{"model", o.input}, {"output", o.output}, {"pipeline", pipeline_text}};
+  report.update(to_json(r));
+  report["before"] = to_json(before);
+  report["after"] = to_json(after);
+  return report;
 }
 
 /// The pipeline the options name; unknown pass names are reported with suggestions.
@@ -225,25 +211,9 @@ void declare_fp16(CLI::App& sub, fp16_options& st) {
   sub.add_option("--report", st.o.report, "Write a JSON report to this file");
 }
 
-/// `a;b;c` for a to-fp16 list option; names that would break the pipeline text are refused.
-std::string joined(const std::vector<std::string>& names, const char* what) {
-  std::string out;
-  for (const std::string& n : names) {
-    if (n.find_first_of(",;{}()=") != std::string::npos) {
-      throw error(errc::invalid_argument, std::string(what) + " '" + n + "' contains one of , ; { } ( ) =");
-    }
-    out += (out.empty() ? "" : ";") + n;
-  }
-  return out;
-}
-
 int run_fp16(const fp16_options& st) {
-  // Shapes first: the pass types untyped values through the ops it knows.
-  std::string pass = "to-fp16{keep-io-types=" + std::string(st.float16_io ? "0" : "1");
-  if (!st.block_ops.empty()) pass += ",block-ops=" + joined(st.block_ops, "op type");
-  if (!st.block_nodes.empty()) pass += ",block-nodes=" + joined(st.block_nodes, "node name");
   optimize_options o = st.o;
-  o.passes = "infer-shapes," + pass + "}";
+  o.passes = tooling::fp16_pipeline_text(!st.float16_io, st.block_ops, st.block_nodes);
   return run_optimize(o);
 }
 

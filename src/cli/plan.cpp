@@ -23,40 +23,11 @@ struct plan_options {
   std::string dims;  // batch=8,sequence=128
 };
 
-/// a / b, or null when both are 0 (an empty plan); b is 0 only when a is.
-nlohmann::json ratio(std::size_t a, std::size_t b) {
-  if (b == 0) return nullptr;
-  return static_cast<double>(a) / static_cast<double>(b);
-}
-
-nlohmann::json plan_json(const plan_options& o, const ir::shape_inference_report& shapes,
-                         const runtime::graph_memory_plan& p) {
-  nlohmann::json detail = nlohmann::json::array();
-  for (std::size_t i = 0; i < p.tensors.size(); ++i) {
-    const memory::tensor_lifetime& t = p.tensors[i];
-    detail.push_back({{"name", p.names[i]},
-                      {"offset", p.plan.offsets[i]},
-                      {"size", t.size},
-                      {"first_use", t.first_use},
-                      {"last_use", t.last_use},
-                      {"in_place", static_cast<bool>(p.plan.in_place[i])}});
-  }
-  return {{"model", o.model},
-          {"alignment", o.alignment},
-          {"include_io", o.include_io},
-          {"in_place_enabled", !o.no_in_place},
-          {"shape_inference", {{"ran", shapes.ran}, {"note", shapes.note}, {"unknown_ops", shapes.unknown_ops}}},
-          {"tensors", p.tensors.size()},
-          {"steps", p.steps},
-          {"arena_bytes", p.plan.arena_bytes},
-          {"naive_bytes", p.plan.naive_bytes},
-          {"lower_bound_bytes", p.plan.lower_bound_bytes},
-          {"arena_over_lower_bound", ratio(p.plan.arena_bytes, p.plan.lower_bound_bytes)},
-          {"arena_over_naive", ratio(p.plan.arena_bytes, p.plan.naive_bytes)},
-          {"in_place", p.plan.in_place_count},
-          {"unknown_size", p.unknown_size.size()},
-          {"unknown_size_values", p.unknown_size},
-          {"tensors_detail", detail}};
+nlohmann::json plan_json(const plan_options& o, const runtime::graph_memory_options& options,
+                         const ir::shape_inference_report& shapes, const runtime::graph_memory_plan& p) {
+  nlohmann::json j{{"model", o.model}};
+  j.update(tooling::plan_json(p, options, shapes));
+  return j;
 }
 
 std::string bytes_line(std::size_t bytes) {
@@ -137,7 +108,7 @@ int run_plan(const plan_options& o) {
     throw error(errc::internal, o.model + ": the arena plan fails its overlap check (" +
                                     std::to_string(problems.size()) + " problems): " + problems.front());
   }
-  const nlohmann::json j = plan_json(o, shapes, p);
+  const nlohmann::json j = plan_json(o, options, shapes, p);
   if (o.json) {
     std::cout << j.dump(2) << "\n";
   } else {

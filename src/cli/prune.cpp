@@ -70,10 +70,6 @@ void print_layers(const prune::prune_summary& s) {
   }
 }
 
-nlohmann::json to_json(const prune::layer_cost& c) {
-  return {{"params", c.params}, {"macs", c.macs}, {"output_channels", c.output_channels}};
-}
-
 std::string percent(double x) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(1) << 100.0 * x << "%";
@@ -157,41 +153,6 @@ void print_latency(const prune::latency_report& l) {
   std::cout << std::defaultfloat;
 }
 
-nlohmann::json latency_json(const prune::latency_report& l) {
-  nlohmann::json attempts = nlohmann::json::array();
-  for (const auto& t : l.attempts) {
-    attempts.push_back({{"cost_ratio", t.cost_ratio}, {"predicted_speedup", t.predicted}, {"measured_speedup", t.measured}});
-  }
-  nlohmann::json nodes = nlohmann::json::array();
-  for (std::size_t i = 0; i < l.nodes.size(); ++i) {
-    nodes.push_back({{"node", l.nodes[i].node}, {"op", l.nodes[i].op}, {"ms", l.nodes[i].ms},
-                     {"predicted_ms", l.predicted_node_ms[i]}});
-  }
-  return {{"target_speedup", l.target}, {"threads", l.threads}, {"run_ms", l.run_ms},
-          {"predicted_run_ms", l.predicted_run_ms}, {"measured_run_ms", l.measured_run_ms},
-          {"predicted_speedup", l.predicted_speedup}, {"measured_speedup", l.measured_speedup},
-          {"attempts", attempts}, {"nodes", nodes}};
-}
-
-/// Every prunable group's measured output cosine drop at each share cut.
-nlohmann::json sensitivity_json(const prune::prune_summary& s) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& g : s.sensitivity) out.push_back({{"group", g.group}, {"levels", g.levels}, {"cosine_drop", g.cosine_drop}});
-  return out;
-}
-
-nlohmann::json groups_json(const prune::prune_summary& s) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& g : s.changed_groups) {
-    nlohmann::json j{{"group", g.group}, {"units_before", g.units_before}, {"units_removed", g.units_removed},
-                     {"importance_removed", g.importance_removed}};
-    if (s.latency) j["ms_saved"] = g.ms_saved;
-    if (g.cosine_drop) j["cosine_drop"] = *g.cosine_drop;
-    out.push_back(std::move(j));
-  }
-  return out;
-}
-
 void print_refits(const prune::prune_summary& s) {
   if (s.refits.empty()) return;
   std::cout << "least-squares refit (output error on the calibration rows, cut -> refit):\n";
@@ -206,45 +167,12 @@ void print_refits(const prune::prune_summary& s) {
   std::cout << std::defaultfloat;
 }
 
-nlohmann::json refits_json(const prune::prune_summary& s) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const prune::reader_refit& r : s.refits) {
-    nlohmann::json j{{"node", r.node}, {"inputs_before", r.inputs_before}, {"inputs_after", r.inputs_after}};
-    if (r.skipped_because.empty()) {
-      j["relative_error_cut"] = r.relative_error_cut;
-      j["relative_error_refit"] = r.relative_error_refit;
-    } else {
-      j["skipped_because"] = r.skipped_because;
-    }
-    out.push_back(std::move(j));
-  }
-  return out;
-}
-
 nlohmann::json report_json(const prune_cli_options& o, const prune::prune_summary& s) {
-  nlohmann::json layers = nlohmann::json::array();
-  for (const auto& l : s.layers) {
-    layers.push_back({{"node", l.before.node}, {"op", l.before.op}, {"before", to_json(l.before)}, {"after", to_json(l.after)}});
-  }
-  return {{"model", o.input},
-          {"output", o.output},
-          {"ratio", o.ratio},
-          {"criterion", o.criterion},
-          {"reduction", o.reduction},
-          {"global", o.global},
-          {"round_to", o.round_to},
-          {"groups", s.groups},
-          {"prunable_groups", s.prunable_groups},
-          {"prunable_channels", s.prunable_units},
-          {"removed_channels", s.removed_units},
-          {"cut_sites", s.applied.cut_sites},
-          {"params", {{"before", s.params_before}, {"after", s.params_after}}},
-          {"macs", {{"before", s.macs_before}, {"after", s.macs_after}}},
-          {"layers", layers},
-          {"groups_changed", groups_json(s)},
-          {"sensitivity", sensitivity_json(s)},
-          {"latency", s.latency ? latency_json(*s.latency) : nlohmann::json(nullptr)},
-          {"refits", refits_json(s)}};
+  nlohmann::json report{{"model", o.input},          {"output", o.output}, {"ratio", o.ratio},
+                        {"criterion", o.criterion},  {"reduction", o.reduction},
+                        {"global", o.global},        {"round_to", o.round_to}};
+  report.update(to_json(s));
+  return report;
 }
 
 bool has_batch_norm(const ir::model& m) {

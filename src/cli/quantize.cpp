@@ -41,20 +41,7 @@ std::string read_binary(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-/// Runs `p` on `m`, each pass verified.
-void run_verified(ir::model& m, pipeline p) {
-  pass_manager manager;
-  manager.add_instrumentation(std::make_unique<verify_each>());
-  (void)manager.run(p, m);
-}
-
 }  // namespace
-
-/// -O<level> on the float model first: BatchNormalization folded into Conv and Relu kept
-/// next to its producer are what QDQ placement and int8 kernels expect.
-void prepare_float_model(ir::model& m, int level) {
-  if (level > 0) run_verified(m, level_pipeline(std::min(level, 2), builtin_registry()));
-}
 
 int weight_bits_of(const std::string& flag) {
   if (flag == "auto") return quant::weight_bits_for(cpu_features_of_this_machine());
@@ -78,13 +65,7 @@ void print_weight_bits(int bits, const std::string& flag) {
   std::cout << "\n";
 }
 
-void finish_for_onnxruntime(ir::model& m) { run_verified(m, parse_pipeline("residual-sum-before-norm", builtin_registry())); }
-
 namespace {
-
-/// Attention's Q, K and V projections as one product (merge-parallel-matmuls): onnxruntime
-/// runs a QDQ product in int8 only when its activation's QuantizeLinear has one reader.
-void pack_projections(ir::model& m) { run_verified(m, parse_pipeline("merge-parallel-matmuls", builtin_registry())); }
 
 /// SmoothQuant on the calibration batches, before calibration sees the model; what it did is
 /// printed, and returned for the report.
@@ -236,31 +217,13 @@ nlohmann::json smoothing_json(const quant::smooth_quant_report& s) {
 
 nlohmann::json report_json(const quantize_cli_options& o, const quant::quantize_result& r, std::size_t batches,
                            quant::fallback_metric metric, const quant::smooth_quant_report& smoothed) {
-  nlohmann::json sqnr = nlohmann::json::array();
-  for (const auto& t : r.error.tensors) {
-    sqnr.push_back({{"tensor", t.name}, {"node", t.producer}, {"op", t.producer_op},
-                    {"sqnr_db", std::isfinite(t.sqnr_db) ? nlohmann::json(t.sqnr_db) : nlohmann::json(nullptr)}});
-  }
-  return {{"model", o.input},
-          {"output", o.output},
-          {"method", o.method},
-          {"batches", batches},
-          {"nodes_quantized", r.qdq.nodes_quantized},
-          {"activations_quantized", r.qdq.activations_quantized},
-          {"weights_quantized", r.qdq.weights_quantized},
-          {"weight_bits", r.qdq.weight_bits},
-          {"biases_quantized", r.qdq.biases_quantized},
-          {"left_in_float", r.qdq.skipped},
-          {"fallback_nodes", r.fallback_nodes},
-          {"top1_agreement", r.error.top1_agreement},
-          {"samples", r.error.samples},
-          {"output_cosine", r.error.output_cosine},
-          {"fallback_metric", std::string(quant::to_string(metric))},
-          {"smooth_quant", smoothing_json(smoothed)},
-          {"sqnr", sqnr}};
+  nlohmann::json report{{"model", o.input}, {"output", o.output}, {"method", o.method}, {"batches", batches}};
+  report.update(to_json(r));
+  report["fallback_metric"] = std::string(quant::to_string(metric));
+  report["smooth_quant"] = smoothing_json(smoothed);
+  return report;
 }
 
-/// The TensorRT cache, the range table and the report, each when asked for.
 void write_extras(const quantize_cli_options& o, const quant::quantize_result& r, quant::activation_scheme scheme,
                   std::size_t batches, quant::fallback_metric metric, const quant::smooth_quant_report& smoothed) {
   if (!o.trt_cache.empty()) {
@@ -298,9 +261,9 @@ int run_quantize(const quantize_cli_options& o) {
   check_arguments(o);
   const int weight_bits = weight_bits_of(o.weight_bits);
   ir::model m = load_checked(o.input);
-  prepare_float_model(m, o.level < 0 ? 2 : o.level);
+  tooling::prepare_float_model(m, o.level < 0 ? 2 : o.level);
   const bool attention = o.op_types.empty() && quant::has_attention(m);
-  if (attention) pack_projections(m);
+  if (attention) tooling::pack_projections(m);
   const runtime::session probe(m, runtime::session_options{.threads = 1});
   const quantize_inputs in = read_quantize_inputs(o, probe);
   const quant::smooth_quant_report smoothed =
@@ -318,7 +281,7 @@ int run_quantize(const quantize_cli_options& o) {
   if (!r.opset_conversion.empty()) std::cout << r.opset_conversion << "\n";
   print_qdq(r.qdq, options.qdq.weights == quant::weight_granularity::per_channel);
   print_error(o, r, options.fallback.metric);
-  finish_for_onnxruntime(m);
+  tooling::finish_for_onnxruntime(m);
   save_and_announce(m, o.output);
   write_extras(o, r, options.qdq.activations, in.calibration.size(), options.fallback.metric, smoothed);
   return 0;

@@ -52,14 +52,6 @@ struct quantize_cli_options {
 /// The line saying which weight bits `flag` chose, and the flag that chooses otherwise.
 void print_weight_bits(int bits, const std::string& flag);
 
-/// -O<level> on the float model first (at most 2).
-void prepare_float_model(ir::model& m, int level);
-
-/// The last step before writing: residual sums read by a LayerNormalization become Sum
-/// (residual-sum-before-norm), so onnxruntime on CPU keeps its faster Add + LayerNormalization
-/// kernels instead of forming SkipLayerNormalization.
-void finish_for_onnxruntime(ir::model& m);
-
 /// The batches and saved states the options name, read before calibration starts.
 struct quantize_inputs {
   std::vector<runtime::tensor_map> calibration;

@@ -79,7 +79,7 @@ int run_quantize_dynamic(const quantize_cli_options& o) {
   ir::model m = load_checked(o.input);
   // The model as given by default: dynamic INT8 needs no folding, and on our trained
   // MiniLM-sized encoder -O2 first cost onnxruntime 17% (2.00x -> 1.67x over float).
-  prepare_float_model(m, o.level < 0 ? 0 : o.level);
+  tooling::prepare_float_model(m, o.level < 0 ? 0 : o.level);
   const runtime::session probe(m, runtime::session_options{.threads = 1});
   const std::vector<runtime::tensor_map> batches = measuring_batches(o, probe);
   const ir::model float_model = m.clone();
@@ -106,7 +106,7 @@ int run_quantize_dynamic(const quantize_cli_options& o) {
               << err->cosine_samples << " sample(s))\n"
               << std::defaultfloat;
   }
-  finish_for_onnxruntime(m);
+  tooling::finish_for_onnxruntime(m);
   save_and_announce(m, o.output);
   if (!o.report.empty()) write_report(o.report, dynamic_report_json(o, r, err ? &*err : nullptr));
   return 0;

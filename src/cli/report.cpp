@@ -1,4 +1,4 @@
-// Helpers the subcommands share: checked loading, statistics, atomic writes, formatting.
+// Helpers the subcommands share: writing models, formatting, progress.
 
 #include <cmath>
 #include <iomanip>
@@ -8,43 +8,12 @@
 #include <unistd.h>
 
 #include "commands.hpp"
-#include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/serialize.hpp"
-#include "inferopt/ir/validate.hpp"
 
 namespace inferopt::cli {
 
-ir::model load_checked(const std::filesystem::path& path) {
-  ir::model m = ir::load_model(path);
-  try {
-    ir::validate(m);
-  } catch (const error& e) {
-    throw error(e.code(), path.filename().string() + ": " + e.what());
-  }
-  return m;
-}
-
-ir::model_statistics statistics_of(const ir::model& m, ir::shape_inference_report* shapes) {
-  ir::model copy = m.clone();
-  // MACs need numbers: symbolic dims of the inputs count as 1 (one sample, one token).
-  ir::shape_inference_options options;
-  for (const std::string& name : ir::symbolic_input_dims(copy.graph())) options.dim_values.emplace(name, 1);
-  const ir::shape_inference_report report = ir::infer_shapes(copy, options);
-  if (shapes) *shapes = report;
-  return ir::compute_statistics(copy);
-}
-
-nlohmann::json to_json(const ir::model_statistics& s) {
-  return {{"nodes", s.nodes}, {"ops", s.ops},   {"params", s.params}, {"param_bytes", s.param_bytes},
-          {"macs", s.macs},   {"macs_unknown_nodes", s.macs_unknown_nodes}};
-}
-
 void save_and_announce(ir::model& m, const std::filesystem::path& path, const ir::save_options& options) {
-  // Every model we write carries complete value_info, computed afresh after our edits.
-  ir::shape_inference_options refresh;
-  refresh.declared = ir::shape_inference_options::declared_types::refresh;
-  (void)ir::infer_shapes(m, refresh);
-  ir::trim_omitted_inputs(m.graph());
+  tooling::prepare_for_writing(m);
   ir::save_model(m, path, options);
   std::cout << "wrote " << path.string() << " ("
             << human_bytes(static_cast<std::int64_t>(std::filesystem::file_size(path))) << ")\n";
@@ -85,15 +54,6 @@ void print_progress(std::int64_t done, std::int64_t total) {
   std::cerr << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
             << std::string(static_cast<std::size_t>(width - filled), ' ') << "] " << done << "/" << total << std::flush;
   if (done == total) std::cerr << "\r" << std::string(static_cast<std::size_t>(width + 20), ' ') << "\r";
-}
-
-nlohmann::json to_json(const std::vector<runtime::output_difference>& diffs) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& d : diffs) {
-    out.push_back({{"name", d.name}, {"max_abs", d.max_abs}, {"max_rel", d.max_rel}, {"within", d.within},
-                   {"problem", d.problem}});
-  }
-  return out;
 }
 
 bool print_differences(const std::vector<runtime::output_difference>& diffs, double rtol, double atol) {

@@ -84,23 +84,6 @@ void print_table(std::ostream& out, const std::vector<sparse::sparsify_candidate
 
 nlohmann::json report_json(const sparsify_cli_options& o, const sparse::sparsify_options& settings,
                            const std::string& baseline, const std::vector<sparse::sparsify_candidate>& plan) {
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& c : plan) {
-    nodes.push_back({{"node", c.node},
-                     {"op", c.op_type},
-                     {"k", c.k},
-                     {"n", c.n},
-                     {"transposed", c.transposed},
-                     {"rewritten", c.declined.empty()},
-                     {"declined", c.declined.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.declined)},
-                     {"blocks_total", c.blocks_total},
-                     {"blocks_kept", c.blocks_kept},
-                     {"block_sparsity", c.block_sparsity},
-                     {"relu_fused", c.fuses_relu},
-                     {"predicted_speedup", c.declined.empty() && std::isfinite(c.predicted_speedup)
-                                               ? nlohmann::json(c.predicted_speedup)
-                                               : nlohmann::json(nullptr)}});
-  }
   return {{"model", o.input},
           {"output", o.dry_run ? nlohmann::json(nullptr) : nlohmann::json(o.output)},
           {"dry_run", o.dry_run},
@@ -110,7 +93,7 @@ nlohmann::json report_json(const sparsify_cli_options& o, const sparse::sparsify
           {"norm", settings.norm == sparse::block_norm::l1 ? "l1" : "l2"},
           {"criterion", o.data.given() && o.criterion != "magnitude" ? "obs" : "magnitude"},
           {"dense_baseline_isa", baseline},
-          {"nodes", nodes}};
+          {"nodes", tooling::to_json(plan)}};
 }
 
 /// Prints the settings, the table and the counts of the plan; returns how many products it

@@ -66,6 +66,7 @@ std::vector<group_sensitivity> measure_group_sensitivity(const ir::model& m, con
   std::vector<group_sensitivity> out;
   for (std::size_t g = 0; g < a.groups.size(); ++g) {
     if (!a.groups[g].prunable()) continue;
+    if (!o.groups.empty() && std::find(o.groups.begin(), o.groups.end(), g) == o.groups.end()) continue;
     group_sensitivity s{g, {0.0}, {0.0}};
     for (double level : o.levels) {
       selection_options one = selection;

@@ -126,6 +126,47 @@ void prepare_for_analysis(ir::model& m) {
   (void)ir::infer_shapes(m);
 }
 
+namespace {
+
+std::vector<std::vector<double>> importance_of(const ir::model& m, const channel_analysis& a, const prune_options& options,
+                                               std::span<const runtime::tensor_map> calibration) {
+  switch (options.importance.criterion) {
+    case importance_criterion::output_energy: return output_energy_importance(m, a, calibration);
+    case importance_criterion::reconstruction: return reconstruction_importance(m, a, calibration, options.refit_options);
+    default: return unit_importance(m, a, options.importance);
+  }
+}
+
+std::vector<group_sensitivity> sweep(const ir::model& m, const channel_analysis& a, const std::vector<std::vector<double>>& scores,
+                                     const prune_options& options, sensitivity_options o,
+                                     std::span<const runtime::tensor_map> calibration) {
+  o.refit = options.refit;
+  o.refit_options = options.refit_options;
+  return measure_group_sensitivity(m, a, options.analysis, scores, options.selection, calibration, o);
+}
+
+}  // namespace
+
+std::vector<std::size_t> prunable_group_indices(const ir::model& m, const prune_options& options) {
+  ir::model copy = m.clone();
+  prepare_for_analysis(copy);
+  const channel_analysis a = analyze_channels(copy, options.analysis);
+  std::vector<std::size_t> out;
+  for (std::size_t g = 0; g < a.groups.size(); ++g) {
+    if (a.groups[g].prunable()) out.push_back(g);
+  }
+  return out;
+}
+
+std::vector<group_sensitivity> measure_sensitivity(const ir::model& m, const prune_options& options,
+                                                   std::span<const runtime::tensor_map> calibration) {
+  ir::model copy = m.clone();
+  prepare_for_analysis(copy);
+  const channel_analysis a = analyze_channels(copy, options.analysis);
+  const auto scores = importance_of(copy, a, options, calibration);
+  return sweep(copy, a, scores, options, options.sensitivity.value_or(sensitivity_options{}), calibration);
+}
+
 prune_summary prune_model(ir::model& m, const prune_options& options, std::span<const runtime::tensor_map> calibration) {
   prepare_for_analysis(m);
   prune_summary s;
@@ -140,15 +181,8 @@ prune_summary prune_model(ir::model& m, const prune_options& options, std::span<
   }
   const importance_criterion criterion = options.importance.criterion;
   const bool calibrated = criterion == importance_criterion::output_energy || criterion == importance_criterion::reconstruction;
-  const auto scores = criterion == importance_criterion::output_energy  ? output_energy_importance(m, a, calibration)
-                      : criterion == importance_criterion::reconstruction ? reconstruction_importance(m, a, calibration, options.refit_options)
-                                                                          : unit_importance(m, a, options.importance);
-  if (options.sensitivity) {
-    sensitivity_options o = *options.sensitivity;
-    o.refit = options.refit;
-    o.refit_options = options.refit_options;
-    s.sensitivity = measure_group_sensitivity(m, a, options.analysis, scores, options.selection, calibration, o);
-  }
+  const auto scores = importance_of(m, a, options, calibration);
+  if (options.sensitivity) s.sensitivity = sweep(m, a, scores, options, *options.sensitivity, calibration);
   const pruning_plan plan = choose_plan(m, a, scores, calibrated, options, calibration, s);
   s.removed_units = plan.removed_units();
   s.changed_groups = changed_groups(a, plan, scores, s.latency ? s.latency->unit_ms : std::vector<std::vector<double>>{});

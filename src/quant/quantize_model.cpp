@@ -58,6 +58,12 @@ std::string raise_opset(ir::model& m, const qdq_options& q) {
 
 }  // namespace
 
+ir::model model_for_calibration(const ir::model& m, const qdq_options& qdq) {
+  ir::model copy = m.clone();
+  (void)raise_opset(copy, qdq);
+  return copy;
+}
+
 quantize_result quantize_model(ir::model& m, const quantize_options& options) {
   if (options.calibration_batches.empty() && options.merge_states.empty()) {
     throw error(errc::invalid_argument, "quantize: no calibration batches and no calibration states to merge");

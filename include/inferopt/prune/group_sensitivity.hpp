@@ -26,6 +26,9 @@ struct sensitivity_options {
   std::size_t refit_batches = 64;               ///< the last batches: each cut is refit on them
   bool refit = true;
   refit_plan_options refit_options;
+  /// When not empty, only these groups (indices into the analysis) are measured: a sweep split
+  /// over workers gives each a share, and the shares' rows, in group order, are the whole's.
+  std::vector<std::size_t> groups;
 };
 
 struct group_sensitivity {

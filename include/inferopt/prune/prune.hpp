@@ -98,4 +98,17 @@ void prepare_for_analysis(ir::model& m);
 prune_summary prune_model(ir::model& m, const prune_options& options = {},
                           std::span<const runtime::tensor_map> calibration = {});
 
+/// The indices (into the channel analysis) of the prunable groups of `m`, as `prune_model`
+/// with `options` sees them; `m` is not changed.
+[[nodiscard]] std::vector<std::size_t> prunable_group_indices(const ir::model& m, const prune_options& options = {});
+
+/// The sensitivity sweep of `prune_model` with `options.sensitivity` (default levels when
+/// unset), alone and on a copy of `m`: the rows `prune_summary::sensitivity` would hold, or,
+/// with `sensitivity->groups`, those groups' rows. Each group is measured independently of
+/// the others, so shares of the groups measured apart give, concatenated in group order,
+/// the rows of one sweep over all of them.
+/// @throws error(errc::invalid_argument) as `measure_group_sensitivity` does.
+[[nodiscard]] std::vector<group_sensitivity> measure_sensitivity(const ir::model& m, const prune_options& options,
+                                                                 std::span<const runtime::tensor_map> calibration);
+
 }  // namespace inferopt::prune

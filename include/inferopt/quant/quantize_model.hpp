@@ -61,6 +61,11 @@ struct quantize_result {
   std::string opset_conversion;
 };
 
+/// The float model `quantize_model` calibrates: a copy of `m`, raised to the opset QDQ needs
+/// as `quantize_model` raises it. States of shards calibrated apart on it (`calibrate`) are
+/// what `quantize_options::merge_states` takes.
+[[nodiscard]] ir::model model_for_calibration(const ir::model& m, const qdq_options& qdq);
+
 /// Quantizes the float model `m` in place: afterwards it is the QDQ model that `result.qdq`
 /// describes, structurally verified. Calibration runs on `m` as given, or on `m` converted to
 /// the opset QDQ needs (ir::convert_opset), as ONNX Runtime's quantizer raises old models:

@@ -1,0 +1,200 @@
+"""inferopt: make ONNX models run faster, and prove they kept their numbers.
+
+Every function takes a model as an :class:`inferopt.Model`, a path, serialized bytes or an
+``onnx.ModelProto``, and returns a new :class:`Model` (the input is never changed) with a report
+dict carrying the keys of the CLI's ``--report`` JSON. Tensors are NumPy arrays. Errors are
+:class:`InferoptError` subclasses whose message is the library's one-line error. Long jobs take
+``progress=fn(stage, done, total)``; the GIL is released while they compute.
+
+    >>> import inferopt
+    >>> model, report = inferopt.optimize("model.onnx", level=3, verify=True)
+    >>> outputs = inferopt.Session(model).run({"input": x})
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _core
+from ._core import (
+    FileError,
+    InferoptError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidModelError,
+    Model,
+    OutOfMemoryError,
+    Session,
+    UnsupportedError,
+    VerificationError,
+)
+
+__version__ = _core.__version__
+
+ModelLike = Union[Model, str, "os.PathLike[str]", bytes, Any]
+Report = dict
+Batches = Iterable[Mapping[str, Any]]
+Progress = Optional[Callable[[str, int, int], Any]]
+
+__all__ = [
+    "Model", "Session", "load", "save", "optimize", "fp16", "quantize", "calibrate",
+    "merge_calibration_states", "ranges_from_state", "prune", "prune_sensitivity", "prunable_groups",
+    "sparsify", "plan", "inspect", "InferoptError", "InvalidArgumentError", "InvalidModelError",
+    "UnsupportedError", "FileError", "VerificationError", "OutOfMemoryError", "InternalError",
+]
+
+
+def load(model: ModelLike) -> Model:
+    """A :class:`Model` from a path, serialized bytes, an ``onnx.ModelProto`` or a Model (returned as is)."""
+    if isinstance(model, Model):
+        return model
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return Model.from_bytes(bytes(model))
+    if isinstance(model, (str, os.PathLike)):
+        return Model.load(os.fspath(model))
+    if hasattr(model, "SerializeToString"):  # onnx.ModelProto, without importing onnx
+        return Model.from_bytes(model.SerializeToString())
+    raise InvalidArgumentError(f"cannot load a model from {type(model).__name__}: give a path, bytes, "
+                               "an onnx.ModelProto or an inferopt.Model")
+
+
+def save(model: ModelLike, path: Union[str, "os.PathLike[str]"], external_data_threshold: Optional[int] = None) -> None:
+    """Writes ``model`` to ``path`` atomically (value_info inferred afresh, as the CLI writes models)."""
+    load(model).save(os.fspath(path), external_data_threshold)
+
+
+def to_onnx(model: ModelLike):
+    """The model as an ``onnx.ModelProto`` (needs the ``onnx`` package)."""
+    import onnx
+
+    return onnx.load_from_string(load(model).to_bytes())
+
+
+def inspect(model: ModelLike) -> Report:
+    """Versions, interface, op histogram, params and MACs: what ``inferopt inspect --json`` prints."""
+    return _core.inspect(load(model))
+
+
+def plan(model: ModelLike, dims: Optional[Mapping[str, int]] = None, include_io: bool = False,
+         in_place: bool = True, alignment: int = 64) -> Report:
+    """The static arena plan of the intermediate tensors: what ``inferopt plan --json`` prints.
+
+    ``dims`` gives symbolic dims numbers, e.g. ``{"batch": 8}``.
+    """
+    return _core.plan(load(model), dict(dims or {}), include_io, in_place, alignment)
+
+
+def optimize(model: ModelLike, level: Optional[int] = None, pipeline: Optional[str] = None,
+             disable: Sequence[str] = (), verify: bool = False, feeds: Optional[Mapping[str, Any]] = None,
+             rtol: float = 1e-4, atol: float = 1e-5, threads: int = 0, progress: Progress = None) -> Tuple[Model, Report]:
+    """Runs an -O level (0..3, default 1) or a pipeline text such as ``"dce,fixpoint(eliminate-identity,dce)"``.
+
+    With ``verify``, the optimized model is run against the original on ``feeds`` (default: random,
+    seed 0) and :class:`VerificationError` is raised when an output differs beyond rtol/atol.
+    Returns ``(model, report)``; the report has the per-pass table under ``"passes"``.
+    """
+    return _core.optimize(load(model), level, pipeline, list(disable), verify, feeds, rtol, atol, threads, progress)
+
+
+def fp16(model: ModelLike, keep_io_types: bool = True, block_ops: Sequence[str] = (),
+         block_nodes: Sequence[str] = ()) -> Tuple[Model, Report]:
+    """Runs the float32 computation in float16, with Casts where float16 and float32 regions meet."""
+    return _core.fp16(load(model), keep_io_types, list(block_ops), list(block_nodes))
+
+
+def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min_size: int = 65536,
+             norm: str = "l2", dry_run: bool = False) -> Tuple[Model, Report]:
+    """Magnitude block sparsity on MatMul/Gemm weights (``inferopt sparsify`` without calibration data).
+
+    This changes the model's numbers. The report lists each product's decision and predicted speedup.
+    """
+    return _core.sparsify(load(model), sparsity, block, min_size, norm, dry_run)
+
+
+def _scheme(method: str, percentile: float, activation: str, per_tensor: bool):
+    return _core._QuantScheme(method, percentile, activation, per_tensor)
+
+
+def calibrate(model: ModelLike, batches: Batches, method: str = "entropy", percentile: float = 99.99,
+              activation: str = "s8", per_tensor: bool = False, threads: int = 0,
+              progress: Progress = None) -> Tuple[bytes, dict]:
+    """Calibrates ``model`` as given on ``batches`` (a list of ``{input: array}``).
+
+    Returns ``(state, ranges)``: the serialized, mergeable calibration state and
+    ``{tensor: {"min", "max"}}``. For states that :func:`quantize` merges, calibrate the model
+    :func:`prepare_for_quantization` returns.
+    """
+    return _core.calibrate(load(model), list(batches), _scheme(method, percentile, activation, per_tensor), threads, progress)
+
+
+def prepare_for_quantization(model: ModelLike, level: int = 2) -> Model:
+    """The float model as :func:`quantize` prepares it before calibrating (-O<level>, attention packed)."""
+    return _core.prepare_for_quantization(load(model), level)
+
+
+def merge_calibration_states(states: Sequence[bytes]) -> bytes:
+    """One state from shards' states, merged in the order given."""
+    return _core.merge_calibration_states(list(states))
+
+
+def ranges_from_state(state: bytes, method: str = "entropy", percentile: float = 99.99,
+                      activation: str = "s8") -> dict:
+    """The ranges a calibrator computes from a state: ``{tensor: {"min", "max"}}``."""
+    return _core.ranges_from_state(state, _scheme(method, percentile, activation, False))
+
+
+def quantize(model: ModelLike, batches: Optional[Batches] = None, states: Sequence[bytes] = (),
+             method: str = "entropy", percentile: float = 99.99, activation: str = "s8", per_tensor: bool = False,
+             weight_bits: Optional[int] = None, level: int = 2, min_agreement: float = 0.99, min_cosine: float = 0.99,
+             fallback: bool = True, threads: int = 0, seed: int = 0, progress: Progress = None) -> Tuple[Model, Report]:
+    """Static INT8 QDQ quantization, as ``inferopt quantize`` does it.
+
+    Calibrates on ``batches`` and merges ``states`` (from :func:`calibrate` on shards), inserts
+    QDQ, and returns the worst layers to float until top-1 agreement (classifiers) or output
+    cosine (other models) meets its budget. ``weight_bits`` None picks what this CPU's int8
+    kernels need (7 without VNNI). The report holds ``ranges``, per-tensor ``sqnr`` and the
+    merged calibration ``state`` (bytes).
+    """
+    return _core.quantize(load(model), None if batches is None else list(batches), list(states),
+                          _scheme(method, percentile, activation, per_tensor), weight_bits, level,
+                          _core._Fallback(min_agreement, min_cosine, fallback), threads, seed, progress)
+
+
+def _prune_settings(ratio: float, criterion: str, reduction: str, global_ranking: bool, max_layer_ratio: float,
+                    round_to: int, ignore: Sequence[str], seed: int, refit: bool, sensitivity: bool,
+                    groups: Sequence[int] = ()):
+    return _core._PruneSettings(ratio, criterion, reduction, global_ranking, max_layer_ratio, round_to, list(ignore),
+                                seed, refit, sensitivity, list(groups))
+
+
+def prune(model: ModelLike, ratio: float = 0.3, criterion: str = "l1", batches: Optional[Batches] = None,
+          reduction: str = "mean", global_ranking: bool = False, max_layer_ratio: float = 0.9, round_to: int = 8,
+          ignore: Sequence[str] = (), seed: int = 0, refit: bool = True, sensitivity: bool = False) -> Tuple[Model, Report]:
+    """Structured channel pruning: removes ``ratio`` of each prunable group's channels (or globally).
+
+    ``criterion``: l1, l2, bn, fpgm, random, or (with ``batches``) energy and obs. With batches,
+    readers of removed channels are refit; ``sensitivity`` shares the budget by measured
+    end-to-end sensitivity. The report is what ``inferopt prune --report`` writes.
+    """
+    settings = _prune_settings(ratio, criterion, reduction, global_ranking, max_layer_ratio, round_to, ignore, seed,
+                               refit, sensitivity)
+    return _core.prune(load(model), settings, None if batches is None else list(batches))
+
+
+def prunable_groups(model: ModelLike, criterion: str = "l1", ignore: Sequence[str] = ()) -> list:
+    """Indices of the channel groups :func:`prune` may cut."""
+    settings = _prune_settings(0.3, criterion, "mean", False, 0.9, 8, ignore, 0, True, False)
+    return _core.prunable_groups(load(model), settings)
+
+
+def prune_sensitivity(model: ModelLike, batches: Batches, groups: Sequence[int] = (), criterion: str = "l1",
+                      round_to: int = 8, max_layer_ratio: float = 0.9, refit: bool = True,
+                      ignore: Sequence[str] = ()) -> list:
+    """Per-group end-to-end sensitivity: each group cut alone at 25/50/75% and the output cosine drop.
+
+    ``groups`` (indices from :func:`prunable_groups`) limits the sweep; rows of sweeps over
+    disjoint groups, in group order, equal one sweep over all (see inferopt.distributed).
+    """
+    settings = _prune_settings(0.3, criterion, "mean", False, max_layer_ratio, round_to, ignore, 0, refit, True, groups)
+    return _core.prune_sensitivity(load(model), settings, list(batches))

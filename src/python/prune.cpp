@@ -1,0 +1,112 @@
+// prune: structured channel pruning as `inferopt prune` does it, with its report; and the
+// per-group sensitivity sweep alone, over any share of the groups (inferopt.distributed
+// runs shares as Ray tasks).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "conversions.hpp"
+#include "inferopt/prune/prune.hpp"
+#include "tooling/result_json.hpp"
+
+namespace inferopt::python {
+namespace {
+
+using model_ptr = std::shared_ptr<ir::model>;
+
+/// The knobs `inferopt prune` has for the library's prune_options, with its defaults.
+struct prune_settings {
+  double ratio = 0.3;
+  std::string criterion = "l1";
+  std::string reduction = "mean";
+  bool global = false;
+  double max_layer_ratio = 0.9;
+  std::int64_t round_to = 8;
+  std::vector<std::string> ignore;
+  std::uint64_t seed = 0;
+  bool refit = true;
+  bool sensitivity = false;
+  std::vector<std::size_t> groups;  // sensitivity sweep only: the groups to measure
+
+  [[nodiscard]] prune::prune_options options() const {
+    prune::prune_options o;
+    const auto c = prune::parse_criterion(criterion);
+    if (!c) throw error(errc::invalid_argument, "criterion must be l1, l2, bn, fpgm, random, energy or obs, not '" + criterion + "'");
+    const auto r = prune::parse_reduction(reduction);
+    if (!r) throw error(errc::invalid_argument, "reduction must be mean, sum or max, not '" + reduction + "'");
+    o.importance = {*c, *r, seed};
+    o.selection.ratio = ratio;
+    o.selection.global = global;
+    o.selection.max_group_ratio = max_layer_ratio;
+    o.selection.round_to = round_to;
+    o.analysis.ignored_nodes = ignore;
+    o.refit = refit;
+    if (sensitivity || !groups.empty()) o.sensitivity.emplace().groups = groups;
+    return o;
+  }
+};
+
+py::tuple prune_model(const ir::model& original, const prune_settings& s, const py::object& batches) {
+  std::vector<py::array> keep;
+  const std::vector<runtime::tensor_map> data = batches_of(batches, keep);
+  const prune::prune_options options = s.options();
+  auto m = std::make_shared<ir::model>(original.clone());
+  nlohmann::json report;
+  {
+    py::gil_scoped_release release;
+    report = tooling::to_json(prune::prune_model(*m, options, data));
+  }
+  report["ratio"] = s.ratio;
+  report["criterion"] = s.criterion;
+  report["reduction"] = s.reduction;
+  report["global"] = s.global;
+  report["round_to"] = s.round_to;
+  return py::make_tuple(m, python_of(report));
+}
+
+std::vector<std::size_t> prunable_groups(const ir::model& m, const prune_settings& s) {
+  const prune::prune_options options = s.options();
+  py::gil_scoped_release release;
+  return prune::prunable_group_indices(m, options);
+}
+
+py::object sensitivity(const ir::model& m, const prune_settings& s, const py::object& batches) {
+  std::vector<py::array> keep;
+  const std::vector<runtime::tensor_map> data = batches_of(batches, keep);
+  const prune::prune_options options = s.options();
+  nlohmann::json rows;
+  {
+    py::gil_scoped_release release;
+    rows = tooling::to_json(prune::measure_sensitivity(m, options, data));
+  }
+  return python_of(rows);
+}
+
+}  // namespace
+
+void bind_prune(py::module_& m) {
+  py::class_<prune_settings>(m, "_PruneSettings")
+      .def(py::init([](double ratio, std::string criterion, std::string reduction, bool global, double max_layer_ratio,
+                       std::int64_t round_to, std::vector<std::string> ignore, std::uint64_t seed, bool refit, bool sensitivity,
+                       std::vector<std::size_t> groups) {
+             return prune_settings{ratio, std::move(criterion), std::move(reduction), global, max_layer_ratio, round_to,
+                                   std::move(ignore), seed, refit, sensitivity, std::move(groups)};
+           }),
+           py::arg("ratio") = 0.3, py::arg("criterion") = "l1", py::arg("reduction") = "mean", py::arg("global_") = false,
+           py::arg("max_layer_ratio") = 0.9, py::arg("round_to") = 8, py::arg("ignore") = std::vector<std::string>{},
+           py::arg("seed") = 0, py::arg("refit") = true, py::arg("sensitivity") = false,
+           py::arg("groups") = std::vector<std::size_t>{});
+  m.def("prune", &prune_model, py::arg("model"), py::arg("settings"), py::arg("batches") = py::none(),
+        "Structured channel pruning: (model, report), the report `inferopt prune --report` writes.");
+  m.def("prunable_groups", &prunable_groups, py::arg("model"), py::arg("settings"),
+        "Indices of the prunable channel groups, as prune sees them.");
+  m.def("prune_sensitivity", &sensitivity, py::arg("model"), py::arg("settings"), py::arg("batches"),
+        "The sensitivity sweep of prune(sensitivity=True) alone: one row per measured group "
+        "({'group', 'levels', 'cosine_drop'}); settings.groups limits it to those groups.");
+}
+
+}  // namespace inferopt::python

@@ -1,0 +1,35 @@
+#pragma once
+// Pipelines the CLI's commands and the Python package run the same way around the library's
+// main calls: the float model's clean-up before quantization, the finish for onnxruntime, the
+// to-fp16 pipeline text.
+
+#include <string>
+#include <vector>
+
+#include "inferopt/ir/model.hpp"
+#include "inferopt/pass/pipeline.hpp"
+
+namespace inferopt::tooling {
+
+/// Runs `p` on `m`, each pass verified.
+void run_verified(ir::model& m, pipeline p);
+
+/// -O<level> on the float model first (at most 2): BatchNormalization folded into Conv and
+/// Relu kept next to its producer are what QDQ placement and int8 kernels expect.
+void prepare_float_model(ir::model& m, int level);
+
+/// Attention's Q, K and V projections as one product (merge-parallel-matmuls): onnxruntime
+/// runs a QDQ product in int8 only when its activation's QuantizeLinear has one reader.
+void pack_projections(ir::model& m);
+
+/// The last step before writing a quantized model: residual sums read by a
+/// LayerNormalization become Sum (residual-sum-before-norm), so onnxruntime on CPU keeps its
+/// faster Add + LayerNormalization kernels instead of forming SkipLayerNormalization.
+void finish_for_onnxruntime(ir::model& m);
+
+/// `infer-shapes,to-fp16{...}`: shapes first, as the pass types untyped values through the
+/// ops it knows. @throws error(errc::invalid_argument) for names that would break the text.
+std::string fp16_pipeline_text(bool keep_io_types, const std::vector<std::string>& block_ops,
+                               const std::vector<std::string>& block_nodes);
+
+}  // namespace inferopt::tooling
