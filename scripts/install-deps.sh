@@ -2,7 +2,9 @@
 # Installs what inferopt needs from Debian 12 packages, skipping what is already there.
 #   scripts/install-deps.sh            build dependencies
 #   scripts/install-deps.sh --python   also a virtual environment (.venv) with the test
-#                                      oracles: onnx, onnxruntime, numpy, tokenizers (PyPI)
+#                                      oracles: onnx, onnxruntime, numpy, tokenizers (PyPI), and
+#                                      what the Python package builds and tests with: pybind11,
+#                                      scikit-build-core, pytest, ray
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,7 +12,7 @@ packages=(build-essential cmake ninja-build pkg-config git
           libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
           libeigen3-dev catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev
           libdnnl-dev ocl-icd-opencl-dev libutf8proc-dev libcpp-httplib-dev
-          python3 python3-venv python3-pip)
+          python3 python3-venv python3-pip python3-dev)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -29,5 +31,9 @@ if [ "${1:-}" = "--python" ]; then
     echo "creating .venv with onnx, onnxruntime, numpy, tokenizers"
     python3 -m venv .venv
     .venv/bin/python -m pip install -q --disable-pip-version-check onnx onnxruntime numpy tokenizers
+  fi
+  if ! .venv/bin/python -c "import pybind11, scikit_build_core, pytest, ray" 2>/dev/null; then
+    echo "adding pybind11, scikit-build-core, pytest and ray to .venv"
+    .venv/bin/python -m pip install -q --disable-pip-version-check "pybind11>=2.12" scikit-build-core pytest ray
   fi
 fi

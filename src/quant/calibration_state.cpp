@@ -6,7 +6,9 @@
 namespace inferopt::quant {
 
 namespace {
-constexpr std::string_view file_magic = "IOCALIB1";
+constexpr std::string_view file_magic = "IOCALIB2";
+/// The first format, with moving averages where each batch's extremes now are.
+constexpr std::string_view first_file_magic = "IOCALIB1";
 }
 
 bool is_floating_tensor(std::string_view, ir::data_type type) noexcept {
@@ -64,6 +66,10 @@ std::string calibration_state::serialize() const {
 }
 
 calibration_state calibration_state::parse(std::string_view bytes) {
+  if (bytes.substr(0, first_file_magic.size()) == first_file_magic) {
+    throw error(errc::invalid_argument,
+                "calibration data: an IOCALIB1 file keeps no per-batch extremes, so it cannot merge exactly; calibrate again");
+  }
   if (bytes.substr(0, file_magic.size()) != file_magic) {
     throw error(errc::invalid_argument, "calibration data: not a calibration file (bad magic)");
   }

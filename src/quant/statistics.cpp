@@ -118,18 +118,15 @@ void tensor_statistics::add_values(std::span<const T> values) {
     max_ = std::max(max_, batch_max);
   }
   count_ += finite;
-  update_moving(batch_min, batch_max);
+  batch_mins_.push_back(batch_min);
+  batch_maxs_.push_back(batch_max);
 }
 
-void tensor_statistics::update_moving(double batch_min, double batch_max) {
-  if (batches_ == 0) {
-    moving_min_ = first_batch_min_ = batch_min;
-    moving_max_ = first_batch_max_ = batch_max;
-  } else {
-    moving_min_ += options_.averaging_constant * (batch_min - moving_min_);
-    moving_max_ += options_.averaging_constant * (batch_max - moving_max_);
-  }
-  ++batches_;
+double tensor_statistics::moving_average(const std::vector<double>& sequence) const noexcept {
+  if (sequence.empty()) return 0.0;
+  double m = sequence.front();
+  for (std::size_t k = 1; k < sequence.size(); ++k) m += options_.averaging_constant * (sequence[k] - m);
+  return m;
 }
 
 void tensor_statistics::grow_to(int exponent) {
@@ -168,25 +165,11 @@ void tensor_statistics::merge(const tensor_statistics& later) {
     min_ = count_ == 0 ? later.min_ : std::min(min_, later.min_);
     max_ = count_ == 0 ? later.max_ : std::max(max_, later.max_);
   }
-  if (later.batches_ > 0) {
-    if (batches_ == 0) {
-      moving_min_ = later.moving_min_;
-      moving_max_ = later.moving_max_;
-      first_batch_min_ = later.first_batch_min_;
-      first_batch_max_ = later.first_batch_max_;
-    } else {
-      // Continuing our average through later's batches: later started from its first batch's
-      // value where the single pass would have carried ours, and that difference decays by
-      // (1 - c) per batch: m = m_later + (1 - c)^n_later * (m_ours - first_later).
-      const double decay = std::pow(1.0 - options_.averaging_constant, static_cast<double>(later.batches_));
-      moving_min_ = later.moving_min_ + decay * (moving_min_ - later.first_batch_min_);
-      moving_max_ = later.moving_max_ + decay * (moving_max_ - later.first_batch_max_);
-    }
-  }
+  batch_mins_.insert(batch_mins_.end(), later.batch_mins_.begin(), later.batch_mins_.end());
+  batch_maxs_.insert(batch_maxs_.end(), later.batch_maxs_.begin(), later.batch_maxs_.end());
   count_ += later.count_;
   nan_count_ += later.nan_count_;
   inf_count_ += later.inf_count_;
-  batches_ += later.batches_;
 }
 
 double tensor_statistics::abs_max() const noexcept { return std::max(std::fabs(min_), std::fabs(max_)); }
@@ -205,8 +188,13 @@ void tensor_statistics::serialize_to(std::string& out) const {
   detail::put_u64(out, count_);
   detail::put_u64(out, nan_count_);
   detail::put_u64(out, inf_count_);
-  detail::put_u64(out, batches_);
-  for (double v : {min_, max_, moving_min_, moving_max_, first_batch_min_, first_batch_max_}) detail::put_f64(out, v);
+  detail::put_u64(out, batch_mins_.size());
+  detail::put_f64(out, min_);
+  detail::put_f64(out, max_);
+  for (std::size_t k = 0; k < batch_mins_.size(); ++k) {
+    detail::put_f64(out, batch_mins_[k]);
+    detail::put_f64(out, batch_maxs_[k]);
+  }
   detail::put_u32(out, has_range_ ? 1 : 0);
   detail::put_u32(out, static_cast<std::uint32_t>(exponent_));
   write_sparse(out, abs_hist_);
@@ -221,9 +209,16 @@ tensor_statistics tensor_statistics::parse_from(std::string_view& in) {
   s.count_ = detail::take_u64(in);
   s.nan_count_ = detail::take_u64(in);
   s.inf_count_ = detail::take_u64(in);
-  s.batches_ = detail::take_u64(in);
-  for (double* v : {&s.min_, &s.max_, &s.moving_min_, &s.moving_max_, &s.first_batch_min_, &s.first_batch_max_}) {
-    *v = detail::take_f64(in);
+  const std::uint64_t batches = detail::take_u64(in);
+  s.min_ = detail::take_f64(in);
+  s.max_ = detail::take_f64(in);
+  // 16 bytes a batch must be there before anything is reserved for them.
+  if (batches > in.size() / 16 || batches > s.count_) throw error(errc::invalid_argument, "calibration data: truncated batch extremes");
+  s.batch_mins_.reserve(batches);
+  s.batch_maxs_.reserve(batches);
+  for (std::uint64_t k = 0; k < batches; ++k) {
+    s.batch_mins_.push_back(detail::take_f64(in));
+    s.batch_maxs_.push_back(detail::take_f64(in));
   }
   const std::uint32_t has_range = detail::take_u32(in);
   if (has_range > 1) throw error(errc::invalid_argument, "calibration data: bad range flag");

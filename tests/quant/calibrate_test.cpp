@@ -95,6 +95,7 @@ TEST_CASE("calibration on several threads equals calibration on one", "[quant][c
     CHECK(one.ranges.at(name).max == three.ranges.at(name).max);
     CHECK(one.ranges.at(name).max <= stats.abs_max());
   }
+  CHECK(one.state.serialize() == three.state.serialize());
 }
 
 TEST_CASE("the filter chooses which tensors calibration collects", "[quant][calibrate]") {

@@ -35,8 +35,7 @@ struct calibration_result {
 
 /// Runs `model` on every batch and calibrates. Thread t takes a contiguous slice of the
 /// batches, in order, and the slices' states are merged in order, so the result equals a
-/// single-threaded run: exactly for counts, histograms, min and max, up to rounding for the
-/// moving averages.
+/// single-threaded run bit for bit (serialized states are equal bytes).
 /// @throws error(errc::invalid_argument) when `batches` is empty; any error a session throws
 ///         (building it, or running a batch), after every worker stopped.
 [[nodiscard]] calibration_result calibrate(const ir::model& model, std::span<const runtime::tensor_map> batches,

@@ -5,14 +5,15 @@
 ///
 /// File format (all integers little-endian, doubles as their IEEE-754 bits in a u64):
 ///
-///     magic    8 bytes  "IOCALIB1"
+///     magic    8 bytes  "IOCALIB2" (IOCALIB1, which kept moving averages instead of each
+///                       batch's extremes, is refused: calibrate again)
 ///     options  u64 bins, f64 averaging_constant (the state's; every tensor repeats them)
 ///     count    u64      number of tensors, then per tensor in name order:
 ///       name   u64 length + bytes (UTF-8)
 ///       bins u64, averaging_constant f64
 ///       count, nan_count, inf_count, batches         u64 each
-///       min, max, moving_min, moving_max,
-///       first_batch_min, first_batch_max             f64 each
+///       min, max                                     f64 each
+///       per batch, in order: its min and max         f64 each
 ///       has_range u32 (0 or 1), range_exponent i32 (R = 2^exponent)
 ///       |x| histogram, then x histogram, each sparse: u64 n, then n x (u32 bin, u64 count)
 ///       with strictly increasing bins

@@ -3,6 +3,11 @@
 /// averages, and histograms of |x| and of x. Raw activations are never stored, and two
 /// statistics of the same tensor merge exactly.
 ///
+/// Moving averages. Each batch's min and max are kept, in order (16 bytes a batch), and the
+/// averages are computed from them when asked. Merging appends `later`'s, so any split of the
+/// batches into shards, merged in order, gives the averages of a single pass bit for bit; an
+/// average carried through the merge would differ from it by rounding.
+///
 /// Range strategy. Both histograms cover a range that is a power of two, R = 2^e, the
 /// smallest one with |x| < R for every finite x seen: the |x| histogram covers [0, R) and the
 /// x histogram [-R, R), each with `bins` equal bins. When a batch holds a larger |x|, R doubles
@@ -51,7 +56,7 @@ class tensor_statistics {
   /// Adds the batches of `later` as if they had come after this one's batches, in order.
   /// Histograms, counts, min and max are exact and order-free. The moving averages are
   /// order-dependent by nature: the result is the average over this sequence followed by
-  /// `later`'s, equal to a single pass up to rounding (see `moving_min`).
+  /// `later`'s, bit for bit what a single pass over them gives.
   /// @throws error(errc::invalid_argument) when the options differ.
   void merge(const tensor_statistics& later);
 
@@ -62,7 +67,7 @@ class tensor_statistics {
   [[nodiscard]] std::uint64_t nan_count() const noexcept { return nan_count_; }
   [[nodiscard]] std::uint64_t inf_count() const noexcept { return inf_count_; }
   /// Batches that held at least one finite value (the moving averages' sequence length).
-  [[nodiscard]] std::uint64_t batches() const noexcept { return batches_; }
+  [[nodiscard]] std::uint64_t batches() const noexcept { return batch_mins_.size(); }
 
   /// Smallest and largest finite values; 0 when none was seen.
   [[nodiscard]] double min() const noexcept { return min_; }
@@ -70,8 +75,8 @@ class tensor_statistics {
   [[nodiscard]] double abs_max() const noexcept;
   /// Exponential moving averages of the per-batch min and max, started at the first batch's:
   /// m_1 = b_1, m_k = m_{k-1} + c * (b_k - m_{k-1}). 0 when no batch was seen.
-  [[nodiscard]] double moving_min() const noexcept { return moving_min_; }
-  [[nodiscard]] double moving_max() const noexcept { return moving_max_; }
+  [[nodiscard]] double moving_min() const noexcept { return moving_average(batch_mins_); }
+  [[nodiscard]] double moving_max() const noexcept { return moving_average(batch_maxs_); }
 
   /// True once a nonzero finite value was seen; before that the range is undefined and every
   /// count sits in the zero bins.
@@ -101,20 +106,17 @@ class tensor_statistics {
   void add_values(std::span<const T> values);
   /// Doubles the range until it is 2^exponent (no-op when already as large).
   void grow_to(int exponent);
-  void update_moving(double batch_min, double batch_max);
+  [[nodiscard]] double moving_average(const std::vector<double>& sequence) const noexcept;
 
   statistics_options options_;
   std::uint64_t count_ = 0;
   std::uint64_t nan_count_ = 0;
   std::uint64_t inf_count_ = 0;
-  std::uint64_t batches_ = 0;
   double min_ = 0.0;
   double max_ = 0.0;
-  double moving_min_ = 0.0;
-  double moving_max_ = 0.0;
-  // The first batch's min and max: merging needs them to re-weight `later`'s first term.
-  double first_batch_min_ = 0.0;
-  double first_batch_max_ = 0.0;
+  // Each batch's min and max, in batch order: the moving averages' inputs.
+  std::vector<double> batch_mins_;
+  std::vector<double> batch_maxs_;
   bool has_range_ = false;
   int exponent_ = 0;
   std::vector<std::uint64_t> abs_hist_;     // size bins; every finite |x| < 2^exponent_

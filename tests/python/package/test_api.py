@@ -1,0 +1,162 @@
+"""The package's API against the CLI's outputs on corpus models, and its contracts."""
+
+import json
+import subprocess
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import inferopt
+from conftest import random_feeds
+
+CNN = "resnet_ts.onnx"
+CNN_MODELS = ["resnet_ts.onnx", "mobilenet_v3_dynamo.onnx", "efficientnet_ts.onnx"]
+ALL_MODELS = CNN_MODELS + ["bert_ts.onnx", "vit_dynamo.onnx", "minilm_ts.onnx"]
+
+
+def run_cli(cli, *args):
+    done = subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def ort_outputs(model_bytes, feeds):
+    session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+@pytest.mark.parametrize("name", ALL_MODELS)
+def test_optimize_writes_the_bytes_and_report_the_cli_writes(cli, corpus, tmp_path, name):
+    out = tmp_path / "cli.onnx"
+    report_path = tmp_path / "report.json"
+    run_cli(cli, "optimize", corpus / name, "-o", out, "-O3", "--report", report_path)
+    model, report = inferopt.optimize(corpus / name, level=3)
+    assert model.to_bytes() == out.read_bytes()
+    cli_report = json.loads(report_path.read_text())
+    assert [p["name"] for p in report["passes"]] == [p["name"] for p in cli_report["passes"]]
+    assert [p["rewrites"] for p in report["passes"]] == [p["rewrites"] for p in cli_report["passes"]]
+    assert report["after"] == cli_report["after"] and report["pipeline"] == cli_report["pipeline"]
+
+
+@pytest.mark.parametrize("name", ALL_MODELS)
+def test_optimized_model_runs_in_onnxruntime_like_the_original(corpus, name):
+    original = inferopt.load(corpus / name)
+    model, report = inferopt.optimize(original, level=3, verify=True)
+    assert report["verify"]["match"]
+    feeds = random_feeds(inferopt.Session(original, threads=1), seed=1)
+    expected = ort_outputs(original.to_bytes(), feeds)
+    for got, want in zip(ort_outputs(model.to_bytes(), feeds), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ALL_MODELS)
+def test_inspect_is_the_cli_json(cli, corpus, name):
+    printed = json.loads(run_cli(cli, "inspect", corpus / name, "--json").stdout)
+    assert inferopt.inspect(corpus / name) == printed
+
+
+def test_plan_is_the_cli_json(cli, corpus):
+    printed = json.loads(run_cli(cli, "plan", corpus / CNN, "--json").stdout)
+    printed.pop("model")
+    assert inferopt.plan(corpus / CNN) == printed
+
+
+def test_fp16_matches_the_cli(cli, corpus, tmp_path):
+    out = tmp_path / "fp16.onnx"
+    run_cli(cli, "fp16", corpus / CNN, "-o", out)
+    model, report = inferopt.fp16(corpus / CNN)
+    assert model.to_bytes() == out.read_bytes()
+    assert any(p["name"] == "to-fp16" and p["rewrites"] > 0 for p in report["passes"])
+
+
+def test_quantize_matches_the_cli_on_random_calibration(cli, corpus, tmp_path):
+    # The same batches reach both: as arrays here, as TensorProto files for --calib-dir.
+    model = inferopt.load(corpus / CNN)
+    session = inferopt.Session(model, threads=1)
+    out = tmp_path / "q.onnx"
+    report_path = tmp_path / "q.json"
+    state_path = tmp_path / "q.state"
+    batches = [random_feeds(session, seed=k) for k in range(4)]
+    calib = tmp_path / "calib"
+    for k, batch in enumerate(batches):
+        (calib / f"b{k}").mkdir(parents=True)
+        for i, (name, array) in enumerate(batch.items()):
+            tensor = onnx.numpy_helper.from_array(array, name)
+            (calib / f"b{k}" / f"input_{i}.pb").write_bytes(tensor.SerializeToString())
+    run_cli(cli, "quantize", corpus / CNN, "-o", out, "--calib-dir", calib, "--report", report_path, "--save-state",
+            state_path, "--threads", "1")
+    quantized, report = inferopt.quantize(model, batches, threads=1)
+    cli_report = json.loads(report_path.read_text())
+    assert report["state"] == state_path.read_bytes()
+    assert quantized.to_bytes() == out.read_bytes()
+    for key in ("nodes_quantized", "weights_quantized", "fallback_nodes", "top1_agreement"):
+        assert report[key] == cli_report[key], key
+    ort.InferenceSession(quantized.to_bytes(), providers=["CPUExecutionProvider"])
+
+
+def test_prune_matches_the_cli(cli, corpus, tmp_path):
+    out = tmp_path / "p.onnx"
+    report_path = tmp_path / "p.json"
+    run_cli(cli, "prune", corpus / CNN, "-o", out, "--ratio", "0.25", "--report", report_path)
+    model, report = inferopt.prune(corpus / CNN, ratio=0.25)
+    assert model.to_bytes() == out.read_bytes()
+    cli_report = json.loads(report_path.read_text())
+    for key in ("removed_channels", "params", "macs", "layers"):
+        assert report[key] == cli_report[key], key
+
+
+def test_sparsify_matches_the_cli(cli, corpus, tmp_path):
+    out = tmp_path / "s.onnx"
+    report_path = tmp_path / "s.json"
+    run_cli(cli, "sparsify", corpus / "bert_ts.onnx", "-o", out, "--sparsity", "0.5", "--min-size", "1024", "--report",
+            report_path)
+    model, report = inferopt.sparsify(corpus / "bert_ts.onnx", sparsity=0.5, min_size=1024)
+    assert model.to_bytes() == out.read_bytes()
+    assert report["nodes"] == json.loads(report_path.read_text())["nodes"]
+
+
+def test_load_takes_a_path_bytes_and_a_model_proto(corpus):
+    path = corpus / CNN
+    proto = onnx.load(str(path))
+    a = inferopt.load(path)
+    assert inferopt.load(str(path)).to_bytes() == a.to_bytes()
+    assert inferopt.load(path.read_bytes()).to_bytes() == a.to_bytes()
+    assert inferopt.load(proto).to_bytes() == a.to_bytes()
+    assert inferopt.to_onnx(a).graph.name == proto.graph.name
+
+
+def test_functions_never_change_their_input(corpus):
+    model = inferopt.load(corpus / CNN)
+    before = model.to_bytes()
+    inferopt.optimize(model, level=3)
+    inferopt.prune(model, ratio=0.5)
+    inferopt.fp16(model)
+    assert model.to_bytes() == before
+
+
+def test_save_writes_what_to_bytes_gives(corpus, tmp_path):
+    model, _ = inferopt.optimize(corpus / CNN, level=2)
+    inferopt.save(model, tmp_path / "m.onnx")
+    assert (tmp_path / "m.onnx").read_bytes() == model.to_bytes()
+    onnx.checker.check_model(str(tmp_path / "m.onnx"))
+
+
+def test_progress_reports_every_pass_and_every_calibration_batch(corpus):
+    seen = []
+    _, report = inferopt.optimize(corpus / CNN, level=2, progress=lambda stage, done, total: seen.append((stage, done)))
+    assert [d for _, d in seen] == list(range(1, sum(p["runs"] for p in report["passes"]) + 1))
+    model = inferopt.load(corpus / CNN)
+    batches = [random_feeds(inferopt.Session(model), seed=k) for k in range(3)]
+    calls = []
+    inferopt.calibrate(model, batches, threads=1, progress=lambda stage, done, total: calls.append((stage, done, total)))
+    assert calls == [("calibrate", 1, 3), ("calibrate", 2, 3), ("calibrate", 3, 3)]
+
+
+def test_an_exception_in_progress_reaches_the_caller(corpus):
+    def fail(stage, done, total):
+        raise KeyboardInterrupt("stop")
+
+    with pytest.raises(KeyboardInterrupt):
+        inferopt.optimize(corpus / CNN, level=1, progress=fail)

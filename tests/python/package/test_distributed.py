@@ -1,0 +1,57 @@
+"""inferopt.distributed on a local Ray cluster (num_cpus=2): results equal the single process's."""
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import inferopt
+from conftest import random_feeds
+
+ray = pytest.importorskip("ray")
+from inferopt import distributed  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}})
+    yield
+    ray.shutdown()
+
+
+def batches_for(model, count):
+    session = inferopt.Session(model, threads=1)
+    return [random_feeds(session, seed=k) for k in range(count)]
+
+
+@pytest.mark.parametrize("split", [[4, 4], [1, 7], [3, 2, 3]])
+def test_sharded_calibration_equals_one_process_whatever_the_split(corpus, split):
+    model = inferopt.load(corpus / "resnet_ts.onnx")
+    batches = batches_for(model, 8)
+    shards, start = [], 0
+    for n in split:
+        shards.append(batches[start:start + n])
+        start += n
+    result = distributed.calibrate(model, shards, method="entropy")
+    prepared = inferopt.prepare_for_quantization(model)
+    state, ranges = inferopt.calibrate(prepared, batches, threads=1)
+    assert result["state"] == state
+    assert result["ranges"] == ranges
+
+
+def test_sharded_calibration_quantizes_like_quantize(corpus):
+    model = inferopt.load(corpus / "resnet_ts.onnx")
+    batches = batches_for(model, 4)
+    result = distributed.calibrate(model, [batches[:2], batches[2:]], quantize=True, threads=1)
+    _, report = inferopt.quantize(model, batches, threads=1)
+    assert result["report"]["ranges"] == report["ranges"]
+
+
+def test_sensitivity_sweep_on_ray_equals_one_process(corpus):
+    model = inferopt.load(corpus / "resnet_ts.onnx")
+    batches = batches_for(model, 4)
+    rows = distributed.prune_sensitivity(model, batches, tasks=2)
+    single = inferopt.prune_sensitivity(model, batches)
+    assert rows == single and len(rows) == len(inferopt.prunable_groups(model)) > 0
