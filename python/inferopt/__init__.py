@@ -38,7 +38,7 @@ Batches = Iterable[Mapping[str, Any]]
 Progress = Optional[Callable[[str, int, int], Any]]
 
 __all__ = [
-    "Model", "Session", "load", "save", "optimize", "fp16", "quantize", "calibrate",
+    "Model", "Session", "load", "save", "to_onnx", "optimize", "fp16", "quantize", "calibrate", "prepare_for_quantization",
     "merge_calibration_states", "ranges_from_state", "prune", "prune_sensitivity", "prunable_groups",
     "sparsify", "plan", "inspect", "InferoptError", "InvalidArgumentError", "InvalidModelError",
     "UnsupportedError", "FileError", "VerificationError", "OutOfMemoryError", "InternalError",

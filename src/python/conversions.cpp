@@ -12,21 +12,38 @@ namespace {
 
 using runtime::data_type;
 
-/// The element types NumPy and the executor share, with NumPy's type characters.
+/// The element types NumPy and the executor share, with NumPy's dtypes, made once: Session.run
+/// looks every input and output up, and building a dtype from its name costs microseconds.
 struct dtype_pair {
   data_type type;
-  const char* numpy;
-};
-constexpr dtype_pair dtype_pairs[] = {
-    {data_type::float32, "float32"}, {data_type::float64, "float64"}, {data_type::float16, "float16"},
-    {data_type::int8, "int8"},       {data_type::uint8, "uint8"},     {data_type::int16, "int16"},
-    {data_type::uint16, "uint16"},   {data_type::int32, "int32"},     {data_type::uint32, "uint32"},
-    {data_type::int64, "int64"},     {data_type::uint64, "uint64"},   {data_type::boolean, "bool"},
+  py::dtype dtype;
+  int number;  // NumPy's type number: what a lookup compares
 };
 
+const std::vector<dtype_pair>& dtype_pairs() {
+  // Never destroyed: the dtypes must not be released after the interpreter has finalized.
+  static const std::vector<dtype_pair>& pairs = *new std::vector<dtype_pair>([] {
+    const auto pair = [](data_type type, py::dtype dtype) { return dtype_pair{type, dtype, dtype.num()}; };
+    return std::vector<dtype_pair>{
+        pair(data_type::float32, py::dtype::of<float>()),          pair(data_type::float64, py::dtype::of<double>()),
+        pair(data_type::float16, py::dtype("float16")),            pair(data_type::int8, py::dtype::of<std::int8_t>()),
+        pair(data_type::uint8, py::dtype::of<std::uint8_t>()),     pair(data_type::int16, py::dtype::of<std::int16_t>()),
+        pair(data_type::uint16, py::dtype::of<std::uint16_t>()),   pair(data_type::int32, py::dtype::of<std::int32_t>()),
+        pair(data_type::uint32, py::dtype::of<std::uint32_t>()),   pair(data_type::int64, py::dtype::of<std::int64_t>()),
+        pair(data_type::uint64, py::dtype::of<std::uint64_t>()),   pair(data_type::boolean, py::dtype::of<bool>()),
+    };
+  }());
+  return pairs;
+}
+
 data_type type_of(const std::string& name, const py::dtype& dtype) {
-  for (const dtype_pair& p : dtype_pairs) {
-    if (dtype.equal(py::dtype(p.numpy))) return p.type;
+  const int number = dtype.num();
+  for (const dtype_pair& p : dtype_pairs()) {
+    if (p.number == number) return p.type;
+  }
+  // int64 is `long` or `long long` to NumPy, both 8 bytes: equal dtypes, different numbers.
+  for (const dtype_pair& p : dtype_pairs()) {
+    if (dtype.equal(p.dtype)) return p.type;
   }
   throw error(errc::invalid_argument,
               "input '" + name + "': NumPy dtype " + dtype.attr("name").cast<std::string>() + " has no ONNX element type here");
@@ -39,8 +56,8 @@ runtime::shape_t shape_of(const py::array& a) {
 }  // namespace
 
 py::dtype dtype_of(data_type type) {
-  for (const dtype_pair& p : dtype_pairs) {
-    if (p.type == type) return py::dtype(p.numpy);
+  for (const dtype_pair& p : dtype_pairs()) {
+    if (p.type == type) return p.dtype;
   }
   throw error(errc::unsupported, "element type " + std::string(ir::to_string(type)) + " has no NumPy dtype");
 }

@@ -1,5 +1,6 @@
 #include "inferopt/runtime/session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -378,7 +379,14 @@ tensor_map session::run(const tensor_map& feeds) {
   if (!releasable_.empty()) release_copied_constants();
 
   tensor_map result;
-  for (std::size_t k = 0; k < outputs_.size(); ++k) result[outputs_[k].name] = slots_[output_slots_[k]];
+  for (std::size_t k = 0; k < outputs_.size(); ++k) {
+    const std::size_t slot = output_slots_[k];
+    // Constants, and values the graph names as output twice, stay shared.
+    const bool hand_over = options_.hand_over_outputs && !is_constant_slot_[slot] &&
+                           std::find(output_slots_.begin() + static_cast<std::ptrdiff_t>(k) + 1, output_slots_.end(), slot) ==
+                               output_slots_.end();
+    result[outputs_[k].name] = hand_over ? std::move(slots_[slot]) : slots_[slot];
+  }
   // Feeds are the caller's; drop our references so their buffers are not reused by us.
   for (const auto& [name, _] : feeds) slots_[slot_of_.at(name)] = tensor();
   return result;

@@ -26,13 +26,7 @@ ir::model load_checked(const std::filesystem::path& path) {
 }
 
 ir::model parse_checked(std::string_view bytes, std::string_view what, const std::filesystem::path& base_dir) {
-  try {
-    return validated(ir::parse_model(bytes, base_dir), what);
-  } catch (const error& e) {
-    const std::string message = e.what();
-    if (message.starts_with(what)) throw;
-    throw error(e.code(), std::string(what) + ": " + message);
-  }
+  return validated(ir::parse_model(bytes, base_dir), what);
 }
 
 ir::model_statistics statistics_of(const ir::model& m, ir::shape_inference_report* shapes) {

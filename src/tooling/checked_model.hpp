@@ -13,7 +13,8 @@ namespace inferopt::tooling {
 
 /// Loads a model and runs `ir::validate` on it; errors name the file.
 ir::model load_checked(const std::filesystem::path& path);
-/// Parses serialized model bytes and runs `ir::validate`; errors start with `what`.
+/// Parses serialized model bytes and runs `ir::validate`; validation errors start with `what`
+/// (parse errors already say the bytes are not a model).
 /// External data, when the model names any, is read relative to `base_dir`.
 ir::model parse_checked(std::string_view bytes, std::string_view what, const std::filesystem::path& base_dir = {});
 /// Statistics after shape inference on a copy (the model itself is not touched), with the

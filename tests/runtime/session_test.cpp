@@ -74,6 +74,19 @@ TEST_CASE("outputs returned to the caller are never overwritten by a later run",
   CHECK(second.at("out").to_float() == std::vector<float>{23, 23, 23});
 }
 
+TEST_CASE("with hand_over_outputs the caller holds each output alone, run after run", "[runtime][session]") {
+  const auto kernels = test_kernels();
+  for (bool hand_over : {false, true}) {
+    CAPTURE(hand_over);
+    runtime::session s(chain_model(), runtime::session_options{.threads = 1, .kernels = &kernels, .hand_over_outputs = hand_over});
+    for (float x : {0.0f, 10.0f, 20.0f}) {
+      auto out = s.run({{"x", tensor::from_values<float>({1, 3}, {x, x, x})}});
+      CHECK(out.at("out").owns_storage_alone() == hand_over);
+      CHECK(out.at("out").to_float() == std::vector<float>(3, 2 * x + 3));
+    }
+  }
+}
+
 TEST_CASE("bad feeds are refused naming the input", "[runtime][session]") {
   const auto kernels = test_kernels();
   runtime::session s(chain_model(), runtime::session_options{.threads = 1, .kernels = &kernels});

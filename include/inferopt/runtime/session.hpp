@@ -41,6 +41,10 @@ struct session_options {
   /// one unit, as onnxruntime's int8 kernels give them).
   /// Not done with an observer (it sees every value as the model has it) or another registry.
   bool rewrite_graph = true;
+  /// Let go of the outputs `run` returns: the caller then holds each one alone and may keep
+  /// it without a copy (Python's arrays take the buffers over), and the next run allocates
+  /// its outputs afresh instead of reusing the buffers of outputs the caller dropped.
+  bool hand_over_outputs = false;
 };
 
 /// The session's memory plan, for reports (all zero before a plan exists).

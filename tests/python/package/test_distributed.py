@@ -55,3 +55,6 @@ def test_sensitivity_sweep_on_ray_equals_one_process(corpus):
     rows = distributed.prune_sensitivity(model, batches, tasks=2)
     single = inferopt.prune_sensitivity(model, batches)
     assert rows == single and len(rows) == len(inferopt.prunable_groups(model)) > 0
+    # The rows prune itself reports when it shares the budget by sensitivity.
+    _, report = inferopt.prune(model, ratio=0.25, batches=batches, sensitivity=True)
+    assert report["sensitivity"] == rows

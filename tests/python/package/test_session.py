@@ -71,6 +71,15 @@ def test_run_agrees_with_onnxruntime(corpus, name):
         np.testing.assert_allclose(ours[name_], want, rtol=1e-3, atol=1e-4)
 
 
+def test_outputs_are_handed_over_without_a_copy(corpus):
+    session = inferopt.Session(inferopt.load(corpus / "bert_ts.onnx"), threads=1)
+    feeds = {i["name"]: np.ones([d if isinstance(d, int) else 1 for d in i["shape"]], dtype=i["dtype"])
+             for i in session.inputs}
+    for value in session.run(feeds).values():
+        assert not value.flags["OWNDATA"] and value.base is not None  # the session's buffer, kept by the array
+        assert value.flags["C_CONTIGUOUS"] and value.flags["WRITEABLE"]
+
+
 def test_run_picks_outputs_and_describes_the_interface(corpus):
     session = inferopt.Session(inferopt.load(corpus / "resnet_dynbatch_ts.onnx"))
     assert session.inputs[0]["name"] == "input" and isinstance(session.inputs[0]["shape"][0], str)
