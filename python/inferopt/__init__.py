@@ -40,7 +40,7 @@ Progress = Optional[Callable[[str, int, int], Any]]
 __all__ = [
     "Model", "Session", "load", "save", "to_onnx", "optimize", "fp16", "quantize", "calibrate", "prepare_for_quantization",
     "merge_calibration_states", "ranges_from_state", "prune", "prune_sensitivity", "prunable_groups",
-    "sparsify", "plan", "inspect", "InferoptError", "InvalidArgumentError", "InvalidModelError",
+    "sparsify", "sparsifiable_layers", "block_sparsity_sensitivity", "plan", "inspect", "InferoptError", "InvalidArgumentError", "InvalidModelError",
     "UnsupportedError", "FileError", "VerificationError", "OutOfMemoryError", "InternalError",
 ]
 
@@ -110,6 +110,24 @@ def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min
     This changes the model's numbers. The report lists each product's decision and predicted speedup.
     """
     return _core.sparsify(load(model), sparsity, block, min_size, norm, dry_run)
+
+
+def sparsifiable_layers(model: ModelLike, block: str = "16x16", min_size: int = 65536) -> list:
+    """The MatMul/Gemm layers :func:`sparsify` would rewrite, by label, in graph order."""
+    return _core.sparsifiable_layers(load(model), block, min_size)
+
+
+def block_sparsity_sensitivity(model: ModelLike, batches: Batches, layers: Sequence[str] = (), block: str = "16x16",
+                               min_size: int = 65536, max_layer_sparsity: float = 0.9375, chunk_rows: int = 128) -> list:
+    """Per-layer sensitivity to block sparsity: each layer's relative output error at every sixteenth.
+
+    Blocks are chosen on the calibration ``batches`` and the kept weights updated (the table
+    ``inferopt sparsify --calib-dir`` allocates sparsity by). Rows ``{"node", "levels",
+    "relative_error"}`` in graph order; ``layers`` (labels from :func:`sparsifiable_layers`)
+    limits the sweep, and sweeps over disjoint layers are rows of the whole.
+    """
+    return _core.block_sparsity_sensitivity(load(model), list(batches), list(layers), block, min_size,
+                                            max_layer_sparsity, chunk_rows)
 
 
 def _scheme(method: str, percentile: float, activation: str, per_tensor: bool):

@@ -14,6 +14,7 @@
 
 #include "calibration_data.hpp"
 #include "commands.hpp"
+#include "tooling/prune_request.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/serialize.hpp"
 #include "inferopt/ir/verify.hpp"
@@ -25,23 +26,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct prune_cli_options {
+/// The shared knobs (ratio, criterion, ...), and what only the command line has.
+struct prune_cli_options : tooling::prune_request {
   std::string input;
   std::string output;
-  double ratio = 0.3;
-  std::string criterion = "l1";
-  std::string reduction = "mean";
-  bool global = false;
-  double max_layer_ratio = 0.9;
-  std::int64_t round_to = 8;
-  std::vector<std::string> ignore;
-  bool no_default_ignores = false;
-  std::uint64_t seed = 0;
   calibration_sources data;
   bool no_refit = false;
   bool sequential = false;
   bool residual_target = false;
-  bool sensitivity = false;
   double refit_ridge = 1e-4;
   bool explain = false;
   latency_sources latency;
@@ -78,22 +70,11 @@ std::string percent(double x) {
 
 /// The library's options from the command line's. @throws error for unknown names.
 prune::prune_options prune_options_of(const prune_cli_options& o) {
-  prune::prune_options options;
-  const auto criterion = prune::parse_criterion(o.criterion);
-  if (!criterion) throw error(errc::invalid_argument, "--criterion must be l1, l2, bn, fpgm, random, energy or obs, not '" + o.criterion + "'");
-  const auto reduction = prune::parse_reduction(o.reduction);
-  if (!reduction) throw error(errc::invalid_argument, "--reduction must be mean, sum or max, not '" + o.reduction + "'");
-  options.importance = {*criterion, *reduction, o.seed};
-  options.selection.ratio = o.ratio;
-  options.selection.global = o.global;
-  options.selection.max_group_ratio = o.max_layer_ratio;
-  options.selection.round_to = o.round_to;
-  options.analysis.ignored_nodes = o.ignore;
-  options.analysis.ignore_defaults = !o.no_default_ignores;
-  options.refit = !o.no_refit;
+  tooling::prune_request request = o;
+  request.refit = !o.no_refit;
+  prune::prune_options options = tooling::prune_options_of(request, "--");
   options.refit_options.sequential = o.sequential || o.residual_target;
   options.refit_options.residual_target = o.residual_target;
-  if (o.sensitivity) options.sensitivity.emplace();
   options.refit_options.solve.relative_ridge = o.refit_ridge;
   options.latency.speedup = o.latency.target_speedup;
   options.latency.threads = o.latency.threads;

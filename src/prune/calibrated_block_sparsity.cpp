@@ -284,6 +284,52 @@ void sparsify_in_sequence(ir::model& m, const std::vector<block_job>& jobs, cons
   }
 }
 
+/// The layers as jobs, in graph order. @throws error for a node that is not a layer of `m`'s
+/// main graph.
+std::vector<block_job> jobs_of(const ir::model& m, const std::vector<const ir::node*>& layers) {
+  std::vector<block_job> jobs;
+  for (ir::node* n : m.graph().nodes()) {
+    if (std::find(layers.begin(), layers.end(), n) != layers.end()) jobs.push_back(job_of(m, *n));
+  }
+  if (jobs.size() != layers.size()) throw error(errc::invalid_argument, "block sparsity: a layer is not a node of the model's main graph");
+  return jobs;
+}
+
+/// `visit(job index, solver)` for each job, on the unchanged model's inputs, in passes whose
+/// moments take at most `max_gram_bytes`.
+template <class Visit>
+void for_each_solver(const ir::model& m, const std::vector<block_job>& jobs, std::span<const runtime::tensor_map> batches,
+                     const block_sparsity_options& options, std::int64_t max_gram_bytes, Visit visit) {
+  std::vector<std::int64_t> bytes;
+  for (const block_job& j : jobs) bytes.push_back((j.k + 1) * (j.k + 1) * 8);
+  in_passes(bytes, max_gram_bytes, [&](std::size_t first, std::size_t last) {
+    std::vector<const ir::value*> inputs;
+    std::vector<std::int64_t> features;
+    for (std::size_t i = first; i < last; ++i) {
+      inputs.push_back(jobs[i].node->input(0));
+      features.push_back(jobs[i].k);
+    }
+    const std::vector<input_gram> grams = input_grams(m, inputs, features, batches);
+    for (std::size_t i = first; i < last; ++i) {
+      std::int64_t outputs = 0;
+      const std::vector<float> weight = weight_rows(*jobs[i].node, jobs[i].transposed, m.ir_version, outputs);
+      const std::vector<float> bias = jobs[i].bias ? bias_values(*jobs[i].bias, m.ir_version) : std::vector<float>{};
+      visit(i, unchanged_input_solver(grams[i - first], weight, bias, outputs, options));
+    }
+  });
+}
+
+/// Per job, the relative output error at each of `levels` (the allocation's table).
+std::vector<std::vector<double>> error_table(const ir::model& m, const std::vector<block_job>& jobs,
+                                             std::span<const runtime::tensor_map> batches, const block_sparsity_options& options,
+                                             std::int64_t max_gram_bytes, const std::vector<double>& levels) {
+  std::vector<std::vector<double>> errors(jobs.size());
+  for_each_solver(m, jobs, batches, options, max_gram_bytes, [&](std::size_t i, const block_solver& s) {
+    for (double level : levels) errors[i].push_back(s.solve(level, false).relative_error);
+  });
+  return errors;
+}
+
 /// Sparsities a layer may get when they are allocated: sixteenths up to `most`.
 std::vector<double> allocation_levels(double most) {
   std::vector<double> out;
@@ -342,43 +388,16 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
   if (!options.layer_ms.empty() && (options.layer_ms.size() != layers.size() || !options.time_fraction)) {
     throw error(errc::invalid_argument, "block sparsity: latency-aware allocation needs one time per layer and a time model");
   }
-  std::vector<block_job> jobs;
-  for (ir::node* n : m.graph().nodes()) {
-    if (std::find(layers.begin(), layers.end(), n) != layers.end()) jobs.push_back(job_of(m, *n));
-  }
-  if (jobs.size() != layers.size()) throw error(errc::invalid_argument, "block sparsity: a layer is not a node of the model's main graph");
-  std::vector<std::int64_t> bytes;
-  for (const block_job& j : jobs) bytes.push_back((j.k + 1) * (j.k + 1) * 8);
-
-  // `visit(job index, solver)` for each layer, in passes bounded by max_gram_bytes.
-  const auto for_each_solver = [&](auto visit) {
-    in_passes(bytes, max_gram_bytes, [&](std::size_t first, std::size_t last) {
-      std::vector<const ir::value*> inputs;
-      std::vector<std::int64_t> features;
-      for (std::size_t i = first; i < last; ++i) {
-        inputs.push_back(jobs[i].node->input(0));
-        features.push_back(jobs[i].k);
-      }
-      const std::vector<input_gram> grams = input_grams(m, inputs, features, batches);
-      for (std::size_t i = first; i < last; ++i) {
-        std::int64_t outputs = 0;
-        const std::vector<float> weight = weight_rows(*jobs[i].node, jobs[i].transposed, m.ir_version, outputs);
-        const std::vector<float> bias = jobs[i].bias ? bias_values(*jobs[i].bias, m.ir_version) : std::vector<float>{};
-        visit(i, unchanged_input_solver(grams[i - first], weight, bias, outputs, options));
-      }
-    });
-  };
+  const std::vector<block_job> jobs = jobs_of(m, layers);
 
   std::vector<double> sparsity(jobs.size(), options.sparsity);
   if (options.allocate) {
     const std::vector<double> levels = allocation_levels(options.max_layer_sparsity);
-    std::vector<std::vector<double>> errors(jobs.size());
+    std::vector<std::vector<double>> errors;
     if (level_errors && level_errors->size() == jobs.size()) {
       errors = *level_errors;
     } else {
-      for_each_solver([&](std::size_t i, const block_solver& s) {
-        for (double level : levels) errors[i].push_back(s.solve(level, false).relative_error);
-      });
+      errors = error_table(m, jobs, batches, options, max_gram_bytes, levels);
       if (level_errors) *level_errors = errors;
     }
     std::vector<std::int64_t> weights;
@@ -409,11 +428,25 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
     });
     return out;
   }
-  for_each_solver([&](std::size_t i, const block_solver& s) {
+  for_each_solver(m, jobs, batches, options, max_gram_bytes, [&](std::size_t i, const block_solver& s) {
     out[i] = {jobs[i].node->label(), jobs[i].k, jobs[i].n, jobs[i].bias.has_value(), s.solve(sparsity[i])};
   });
   // Every solve read the unchanged model, so the results go in only now.
   for (std::size_t i = 0; i < jobs.size(); ++i) install(i);
+  return out;
+}
+
+std::vector<block_sparsity_sensitivity> measure_block_sparsity_sensitivity(const ir::model& m,
+                                                                          const std::vector<const ir::node*>& layers,
+                                                                          std::span<const runtime::tensor_map> batches,
+                                                                          const block_sparsity_options& options,
+                                                                          std::int64_t max_gram_bytes) {
+  check_options(options);
+  const std::vector<block_job> jobs = jobs_of(m, layers);
+  const std::vector<double> levels = allocation_levels(options.max_layer_sparsity);
+  const std::vector<std::vector<double>> errors = error_table(m, jobs, batches, options, max_gram_bytes, levels);
+  std::vector<block_sparsity_sensitivity> out;
+  for (std::size_t i = 0; i < jobs.size(); ++i) out.push_back({jobs[i].node->label(), levels, errors[i]});
   return out;
 }
 

@@ -11,8 +11,10 @@ namespace py = pybind11;
 void bind_errors(py::module_& m);
 /// Model: load, parse, serialize, save, clone; inspect and plan.
 void bind_model(py::module_& m);
-/// optimize, fp16 and sparsify: pass pipelines with their reports.
+/// optimize and fp16: pass pipelines with their reports.
 void bind_optimize(py::module_& m);
+/// sparsify, and the per-layer block-sparsity sensitivity.
+void bind_sparsify(py::module_& m);
 /// calibrate, calibration states, quantize.
 void bind_quantize(py::module_& m);
 /// prune, its prunable groups and sensitivity sweep.

@@ -13,6 +13,7 @@ PYBIND11_MODULE(_core, m) {
   inferopt::python::bind_errors(m);
   inferopt::python::bind_model(m);
   inferopt::python::bind_optimize(m);
+  inferopt::python::bind_sparsify(m);
   inferopt::python::bind_quantize(m);
   inferopt::python::bind_prune(m);
   inferopt::python::bind_session(m);

@@ -1,5 +1,5 @@
-// optimize, fp16 and sparsify: a pass pipeline on a copy of the model, with the report the
-// CLI writes (the same keys) and, on request, a numeric check against the original.
+// optimize and fp16: a pass pipeline on a copy of the model, with the report the CLI writes
+// (the same keys) and, on request, a numeric check against the original.
 
 #include <memory>
 #include <optional>
@@ -10,19 +10,17 @@
 
 #include "bindings.hpp"
 #include "conversions.hpp"
+#include "pipeline_run.hpp"
 #include "inferopt/builtin.hpp"
 #include "inferopt/ir/verify.hpp"
 #include "inferopt/pass.hpp"
 #include "inferopt/runtime/inputs.hpp"
-#include "inferopt/sparse/sparsify_blocks.hpp"
 #include "tooling/checked_model.hpp"
 #include "tooling/model_steps.hpp"
 #include "tooling/result_json.hpp"
 
 namespace inferopt::python {
 namespace {
-
-using model_ptr = std::shared_ptr<ir::model>;
 
 /// Calls the progress callback after every pass with the passes run so far (total 0: a
 /// fixpoint decides how many run).
@@ -36,15 +34,8 @@ class pass_progress final : public pass_instrumentation {
   std::size_t runs_ = 0;
 };
 
-struct verify_request {
-  bool enabled = false;
-  numeric_tolerance tolerance;
-  int threads = 0;
-};
+}  // namespace
 
-/// Runs `p` on a copy of `original`: the new model and the report. With verification, the
-/// copy is compared with the original on `feeds` (random, seed 0, when there are none) and a
-/// difference beyond tolerance raises VerificationError.
 std::pair<model_ptr, nlohmann::json> run_pipeline(const ir::model& original, pipeline& p, const verify_request& verify,
                                                   runtime::tensor_map feeds, progress_callback& progress) {
   auto m = std::make_shared<ir::model>(original.clone());
@@ -70,6 +61,8 @@ std::pair<model_ptr, nlohmann::json> run_pipeline(const ir::model& original, pip
   }
   return {m, std::move(report)};
 }
+
+namespace {
 
 /// The pipeline of a level or a text, with passes left out.
 pipeline pipeline_of(std::optional<int> level, const std::optional<std::string>& text, const std::vector<std::string>& disabled) {
@@ -111,35 +104,6 @@ py::tuple fp16(const ir::model& m, bool keep_io_types, std::vector<std::string> 
   return py::make_tuple(out.first, python_of(out.second));
 }
 
-py::tuple sparsify(const ir::model& m, double sparsity, std::string block, std::int64_t min_size, std::string norm, bool dry_run) {
-  auto pass = std::make_unique<sparse::sparsify_blocks>();
-  pass->set_option("block", block);
-  pass->set_option("sparsity", std::to_string(sparsity));
-  pass->set_option("min-size", std::to_string(min_size));
-  pass->set_option("norm", norm);
-  const sparse::sparsify_options settings = pass->settings();
-  const std::string isa = runtime::dense_gemm_isa();
-  progress_callback none(py::none(), "sparsify");
-  std::pair<model_ptr, nlohmann::json> out;
-  {
-    py::gil_scoped_release release;
-    const auto plan = sparse::plan_sparsify(m, settings, sparse::dense_baseline_from(isa));
-    pipeline p;
-    if (!dry_run) p.steps.emplace_back().single = std::move(pass);
-    out = run_pipeline(m, p, {}, {}, none);
-    out.second["dry_run"] = dry_run;
-    out.second["block"] = {settings.block.rows, settings.block.cols};
-    out.second["sparsity"] = settings.sparsity;
-    out.second["min_size"] = settings.min_size;
-    out.second["norm"] = settings.norm == sparse::block_norm::l1 ? "l1" : "l2";
-    out.second["criterion"] = "magnitude";
-    out.second["dense_baseline_isa"] = isa;
-    out.second["nodes"] = tooling::to_json(plan);
-    if (!dry_run) out.second["counters"] = out.second["passes"][0]["counters"];
-  }
-  return py::make_tuple(out.first, python_of(out.second));
-}
-
 }  // namespace
 
 void bind_optimize(py::module_& m) {
@@ -152,10 +116,6 @@ void bind_optimize(py::module_& m) {
   m.def("fp16", &fp16, py::arg("model"), py::arg("keep_io_types") = true, py::arg("block_ops") = std::vector<std::string>{},
         py::arg("block_nodes") = std::vector<std::string>{},
         "The float32 computation in float16 (pass to-fp16), Casts at the boundaries: (model, report).");
-  m.def("sparsify", &sparsify, py::arg("model"), py::arg("sparsity") = 0.75, py::arg("block") = "16x16",
-        py::arg("min_size") = 65536, py::arg("norm") = "l2", py::arg("dry_run") = false,
-        "Magnitude block sparsity on MatMul/Gemm weights, run as inferopt.BlockSparseMatMul: (model, report "
-        "with each product's decision and predicted speedup). Changes the model's numbers.");
 }
 
 }  // namespace inferopt::python

@@ -11,6 +11,7 @@
 #include "bindings.hpp"
 #include "conversions.hpp"
 #include "inferopt/prune/prune.hpp"
+#include "tooling/prune_request.hpp"
 #include "tooling/result_json.hpp"
 
 namespace inferopt::python {
@@ -18,34 +19,13 @@ namespace {
 
 using model_ptr = std::shared_ptr<ir::model>;
 
-/// The knobs `inferopt prune` has for the library's prune_options, with its defaults.
-struct prune_settings {
-  double ratio = 0.3;
-  std::string criterion = "l1";
-  std::string reduction = "mean";
-  bool global = false;
-  double max_layer_ratio = 0.9;
-  std::int64_t round_to = 8;
-  std::vector<std::string> ignore;
-  std::uint64_t seed = 0;
-  bool refit = true;
-  bool sensitivity = false;
-  std::vector<std::size_t> groups;  // sensitivity sweep only: the groups to measure
+/// The CLI's pruning knobs, and for the sensitivity sweep the groups to measure.
+struct prune_settings : tooling::prune_request {
+  std::vector<std::size_t> groups;
 
   [[nodiscard]] prune::prune_options options() const {
-    prune::prune_options o;
-    const auto c = prune::parse_criterion(criterion);
-    if (!c) throw error(errc::invalid_argument, "criterion must be l1, l2, bn, fpgm, random, energy or obs, not '" + criterion + "'");
-    const auto r = prune::parse_reduction(reduction);
-    if (!r) throw error(errc::invalid_argument, "reduction must be mean, sum or max, not '" + reduction + "'");
-    o.importance = {*c, *r, seed};
-    o.selection.ratio = ratio;
-    o.selection.global = global;
-    o.selection.max_group_ratio = max_layer_ratio;
-    o.selection.round_to = round_to;
-    o.analysis.ignored_nodes = ignore;
-    o.refit = refit;
-    if (sensitivity || !groups.empty()) o.sensitivity.emplace().groups = groups;
+    prune::prune_options o = tooling::prune_options_of(*this);
+    if (!groups.empty()) o.sensitivity.emplace().groups = groups;
     return o;
   }
 };
@@ -93,8 +73,19 @@ void bind_prune(py::module_& m) {
       .def(py::init([](double ratio, std::string criterion, std::string reduction, bool global, double max_layer_ratio,
                        std::int64_t round_to, std::vector<std::string> ignore, std::uint64_t seed, bool refit, bool sensitivity,
                        std::vector<std::size_t> groups) {
-             return prune_settings{ratio, std::move(criterion), std::move(reduction), global, max_layer_ratio, round_to,
-                                   std::move(ignore), seed, refit, sensitivity, std::move(groups)};
+             prune_settings s;
+             s.ratio = ratio;
+             s.criterion = std::move(criterion);
+             s.reduction = std::move(reduction);
+             s.global = global;
+             s.max_layer_ratio = max_layer_ratio;
+             s.round_to = round_to;
+             s.ignore = std::move(ignore);
+             s.seed = seed;
+             s.refit = refit;
+             s.sensitivity = sensitivity;
+             s.groups = std::move(groups);
+             return s;
            }),
            py::arg("ratio") = 0.3, py::arg("criterion") = "l1", py::arg("reduction") = "mean", py::arg("global_") = false,
            py::arg("max_layer_ratio") = 0.9, py::arg("round_to") = 8, py::arg("ignore") = std::vector<std::string>{},

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -257,4 +258,33 @@ TEST_CASE("sequential block sparsity refits each layer towards the original outp
   const double measured = output_error(original, sequential, feeds);
   CHECK(done[1].result.relative_error == Approx(measured).epsilon(1e-3));
   CHECK(measured < output_error(original, one_shot, feeds));
+}
+
+TEST_CASE("block-sparsity sensitivity: the allocation's error table, and layers measured apart are its rows", "[prune][block-sparsity]") {
+  const ir::model m = two_layer_mlp();
+  const std::vector<runtime::tensor_map> feeds = seeded_batches(m, 4, 30);
+  const std::vector<const ir::node*> layers = products(m);
+  REQUIRE(layers.size() == 2);
+  prune::block_sparsity_options o;
+  o.max_layer_sparsity = 0.5;
+  const auto all = prune::measure_block_sparsity_sensitivity(m, layers, feeds, o);
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].node == layers[0]->label());
+  CHECK(all[0].levels == std::vector<double>{0.0, 1 / 16.0, 2 / 16.0, 3 / 16.0, 4 / 16.0, 5 / 16.0, 6 / 16.0, 7 / 16.0, 0.5});
+  for (const auto& row : all) {
+    CHECK(row.relative_error.front() < 1e-12);  // nothing removed: rounding only
+    CHECK(std::is_sorted(row.relative_error.begin(), row.relative_error.end()));
+    CHECK(row.relative_error.back() > 0.0);
+  }
+  // One layer at a time, in one small gram pass each: the same rows, bit for bit.
+  CHECK(prune::measure_block_sparsity_sensitivity(m, {layers[1]}, feeds, o, 1)[0].relative_error == all[1].relative_error);
+  CHECK(prune::measure_block_sparsity_sensitivity(m, {layers[0]}, feeds, o)[0].relative_error == all[0].relative_error);
+  // apply_calibrated_block_sparsity's allocation reads the same table.
+  std::vector<std::vector<double>> table;
+  o.allocate = true;
+  ir::model applied = m.clone();
+  (void)prune::apply_calibrated_block_sparsity(applied, products(applied), feeds, o, std::int64_t{512} << 20, &table);
+  REQUIRE(table.size() == 2);
+  CHECK(table[0] == all[0].relative_error);
+  CHECK(table[1] == all[1].relative_error);
 }

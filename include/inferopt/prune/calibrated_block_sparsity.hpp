@@ -102,4 +102,22 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
                                                                   std::int64_t max_gram_bytes = std::int64_t{512} << 20,
                                                                   std::vector<std::vector<double>>* level_errors = nullptr);
 
+/// One layer's row of the allocation's error table.
+struct block_sparsity_sensitivity {
+  std::string node;                   ///< the layer's label
+  std::vector<double> levels;         ///< sixteenths of sparsity, 0 up to max_layer_sparsity
+  std::vector<double> relative_error; ///< of the layer's output at each level, blocks chosen and the rest updated
+};
+
+/// The per-layer sensitivity `apply_calibrated_block_sparsity` allocates by, alone: each of
+/// `layers`' relative output error at every sixteenth of sparsity up to
+/// `options.max_layer_sparsity`, in graph order, `m` unchanged. Every layer is measured on its
+/// inputs in the unchanged model, so tables of disjoint sets of layers measured apart are rows
+/// of the table of all of them.
+/// @throws error(errc::invalid_argument) as apply_calibrated_block_sparsity does.
+[[nodiscard]] std::vector<block_sparsity_sensitivity> measure_block_sparsity_sensitivity(
+    const ir::model& m, const std::vector<const ir::node*>& layers, std::span<const runtime::tensor_map> batches,
+    const block_sparsity_options& options, std::int64_t max_gram_bytes = std::int64_t{512} << 20);
+
 }  // namespace inferopt::prune
+

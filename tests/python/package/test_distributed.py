@@ -58,3 +58,14 @@ def test_sensitivity_sweep_on_ray_equals_one_process(corpus):
     # The rows prune itself reports when it shares the budget by sensitivity.
     _, report = inferopt.prune(model, ratio=0.25, batches=batches, sensitivity=True)
     assert report["sensitivity"] == rows
+
+
+def test_block_sparsity_sweep_on_ray_equals_one_process(corpus):
+    model = inferopt.load(corpus / "bert_ts.onnx")
+    session = inferopt.Session(model, threads=1)
+    batches = [{i["name"]: np.ones([d if isinstance(d, int) else 1 for d in i["shape"]], dtype=i["dtype"]) * (k + 1)
+                for i in session.inputs} for k in range(4)]
+    rows = distributed.block_sparsity_sensitivity(model, batches, tasks=2, min_size=1024)
+    single = inferopt.block_sparsity_sensitivity(model, batches, min_size=1024)
+    assert rows == single and [r["node"] for r in rows] == inferopt.sparsifiable_layers(model, min_size=1024)
+    assert all(r["relative_error"][0] < 1e-9 and r["levels"][0] == 0.0 for r in rows)

@@ -1,0 +1,32 @@
+#pragma once
+// The channel-pruning knobs that the CLI's flags and the Python package's arguments share,
+// with the same defaults, and the library's options they make.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inferopt/prune/prune.hpp"
+
+namespace inferopt::tooling {
+
+struct prune_request {
+  double ratio = 0.3;
+  std::string criterion = "l1";
+  std::string reduction = "mean";
+  bool global = false;
+  double max_layer_ratio = 0.9;
+  std::int64_t round_to = 8;
+  std::vector<std::string> ignore;
+  bool no_default_ignores = false;
+  std::uint64_t seed = 0;
+  bool refit = true;
+  bool sensitivity = false;
+};
+
+/// The library's options. Errors name the option as `<option_prefix>criterion` (the CLI
+/// passes "--"). @throws error(errc::invalid_argument) for an unknown criterion or reduction.
+prune::prune_options prune_options_of(const prune_request& r, std::string_view option_prefix = "");
+
+}  // namespace inferopt::tooling
