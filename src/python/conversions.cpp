@@ -68,7 +68,9 @@ runtime::tensor tensor_of(const std::string& name, const py::handle& value, std:
   const data_type type = type_of(name, a.dtype());
   const auto address = reinterpret_cast<std::uintptr_t>(a.data());
   const bool in_place = (a.flags() & py::array::c_style) && address % static_cast<std::uintptr_t>(a.itemsize()) == 0;
-  if (!in_place) a = py::array::ensure(a, py::array::c_style | py::array::forcecast);
+  // NumPy's NPY_ARRAY_ALIGNED, which pybind11 names no constant for: the copy is aligned too.
+  constexpr int numpy_aligned = 0x0100;
+  if (!in_place) a = py::array::ensure(a, py::array::c_style | py::array::forcecast | numpy_aligned);
   keep.push_back(a);
   // No holder: `keep` (or the caller's own reference) keeps the memory for the call.
   return runtime::tensor::view(type, shape_of(a), a.data(), std::shared_ptr<const void>(a.data(), [](const void*) {}));

@@ -42,8 +42,11 @@ def test_non_contiguous_and_misaligned_inputs_are_read_correctly():
     strided = base[:, ::2]
     np.testing.assert_array_equal(session.run({"x": strided})["z"], strided)
     raw = np.zeros(4 * 3 * 4 + 1, dtype=np.uint8)[1:].view(np.float32).reshape(4, 3)
-    raw[...] = 1.5
+    raw[...] = np.arange(12, dtype=np.float32).reshape(4, 3)
+    assert not raw.flags["ALIGNED"]
     np.testing.assert_array_equal(session.run({"x": raw})["z"], raw)
+    fortran = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(4, 3))
+    np.testing.assert_array_equal(session.run({"x": fortran})["z"], fortran)
 
 
 def test_outputs_stay_valid_after_later_runs_and_the_session_is_gone(corpus):
