@@ -104,12 +104,19 @@ def fp16(model: ModelLike, keep_io_types: bool = True, block_ops: Sequence[str] 
 
 
 def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min_size: int = 65536,
-             norm: str = "l2", dry_run: bool = False) -> Tuple[Model, Report]:
-    """Magnitude block sparsity on MatMul/Gemm weights (``inferopt sparsify`` without calibration data).
+             norm: str = "l2", dry_run: bool = False, batches: Optional[Batches] = None, allocate: bool = True,
+             sequential: bool = False, chunk_rows: int = 128) -> Tuple[Model, Report]:
+    """Block sparsity on MatMul/Gemm weights, run as ``inferopt.BlockSparseMatMul`` (``inferopt sparsify``).
 
-    This changes the model's numbers. The report lists each product's decision and predicted speedup.
+    Without ``batches``, the smallest blocks by norm go. With calibration ``batches``, blocks are
+    chosen on them and the kept weights updated to make up (SparseGPT-style); ``allocate`` shares
+    the sparsity between layers by their measured error, ``sequential`` refits each layer on
+    what the earlier ones left. This changes the model's numbers. The report lists each product's
+    decision and predicted speedup (and, calibrated, each layer's output error).
     """
-    return _core.sparsify(load(model), sparsity, block, min_size, norm, dry_run)
+    return _core.sparsify(load(model), sparsity, block, min_size, norm, dry_run,
+                          None if batches is None else list(batches),
+                          _core._CalibratedBlocks(allocate, sequential, chunk_rows))
 
 
 def sparsifiable_layers(model: ModelLike, block: str = "16x16", min_size: int = 65536) -> list:
@@ -147,7 +154,7 @@ def calibrate(model: ModelLike, batches: Batches, method: str = "entropy", perce
 
 
 def prepare_for_quantization(model: ModelLike, level: int = 2) -> Model:
-    """The float model as :func:`quantize` prepares it before calibrating (-O<level>, attention packed)."""
+    """The float model as static :func:`quantize` prepares it before calibrating (-O<level>, attention packed)."""
     return _core.prepare_for_quantization(load(model), level)
 
 
@@ -164,46 +171,59 @@ def ranges_from_state(state: bytes, method: str = "entropy", percentile: float =
 
 def quantize(model: ModelLike, batches: Optional[Batches] = None, states: Sequence[bytes] = (),
              method: str = "entropy", percentile: float = 99.99, activation: str = "s8", per_tensor: bool = False,
-             weight_bits: Optional[int] = None, level: int = 2, min_agreement: float = 0.99, min_cosine: float = 0.99,
+             weight_bits: Optional[int] = None, level: Optional[int] = None, mode: str = "static",
+             exclude: Sequence[str] = (), op_types: Sequence[str] = (), smooth_quant: Optional[float] = None,
+             validation: Optional[Batches] = None, min_agreement: float = 0.99, min_cosine: float = 0.99,
              fallback: bool = True, threads: int = 0, seed: int = 0, progress: Progress = None) -> Tuple[Model, Report]:
-    """Static INT8 QDQ quantization, as ``inferopt quantize`` does it.
+    """INT8 quantization, as ``inferopt quantize`` does it.
 
-    Calibrates on ``batches`` and merges ``states`` (from :func:`calibrate` on shards), inserts
-    QDQ, and returns the worst layers to float until top-1 agreement (classifiers) or output
-    cosine (other models) meets its budget. ``weight_bits`` None picks what this CPU's int8
-    kernels need (7 without VNNI). The report holds ``ranges``, per-tensor ``sqnr`` and the
-    merged calibration ``state`` (bytes).
+    ``mode="static"`` (default): calibrates on ``batches`` and merges ``states`` (from
+    :func:`calibrate` on shards), inserts QDQ (per-channel int8 weights, ``activation`` s8 or
+    u8), and returns the worst layers to float until top-1 agreement (classifiers) or output
+    cosine (other models) meets its budget on ``validation`` (default: the first 8 batches).
+    ``smooth_quant=alpha`` moves activation outliers into the weights first. The report holds
+    ``ranges``, per-tensor ``sqnr`` and the merged calibration ``state`` (bytes).
+
+    ``mode="dynamic"``: int8 weights, activations quantized at run time; no calibration, the
+    batches only measure the error. ``level`` defaults to 2 (static) or 0 (dynamic);
+    ``weight_bits`` None picks what this CPU's int8 kernels need (7 without VNNI). ``exclude``
+    takes op types (Conv) and node names; ``op_types`` limits what is quantized.
     """
+    settings = _core._QuantizeSettings(mode, weight_bits, level, list(exclude), list(op_types), smooth_quant,
+                                       _core._Fallback(min_agreement, min_cosine, fallback), threads, seed)
     return _core.quantize(load(model), None if batches is None else list(batches), list(states),
-                          _scheme(method, percentile, activation, per_tensor), weight_bits, level,
-                          _core._Fallback(min_agreement, min_cosine, fallback), threads, seed, progress)
+                          _scheme(method, percentile, activation, per_tensor), settings,
+                          None if validation is None else list(validation), progress)
 
 
-def _prune_settings(ratio: float, criterion: str, reduction: str, global_ranking: bool, max_layer_ratio: float,
-                    round_to: int, ignore: Sequence[str], seed: int, refit: bool, sensitivity: bool,
-                    groups: Sequence[int] = ()):
+def _prune_settings(ratio: float = 0.3, criterion: str = "l1", reduction: str = "mean", global_ranking: bool = False,
+                    max_layer_ratio: float = 0.9, round_to: int = 8, ignore: Sequence[str] = (), seed: int = 0,
+                    refit: bool = True, sensitivity: bool = False, groups: Sequence[int] = (), sequential: bool = False,
+                    residual_target: bool = False, refit_ridge: float = 1e-4):
     return _core._PruneSettings(ratio, criterion, reduction, global_ranking, max_layer_ratio, round_to, list(ignore),
-                                seed, refit, sensitivity, list(groups))
+                                seed, refit, sensitivity, list(groups), sequential, residual_target, refit_ridge)
 
 
 def prune(model: ModelLike, ratio: float = 0.3, criterion: str = "l1", batches: Optional[Batches] = None,
           reduction: str = "mean", global_ranking: bool = False, max_layer_ratio: float = 0.9, round_to: int = 8,
-          ignore: Sequence[str] = (), seed: int = 0, refit: bool = True, sensitivity: bool = False) -> Tuple[Model, Report]:
+          ignore: Sequence[str] = (), seed: int = 0, refit: bool = True, sensitivity: bool = False,
+          sequential: bool = False, residual_target: bool = False, refit_ridge: float = 1e-4) -> Tuple[Model, Report]:
     """Structured channel pruning: removes ``ratio`` of each prunable group's channels (or globally).
 
     ``criterion``: l1, l2, bn, fpgm, random, or (with ``batches``) energy and obs. With batches,
-    readers of removed channels are refit; ``sensitivity`` shares the budget by measured
-    end-to-end sensitivity. The report is what ``inferopt prune --report`` writes.
+    readers of removed channels are refit by least squares (``sequential``: layer after layer;
+    ``residual_target``: towards the original output), BatchNormalization statistics are
+    recalibrated, and ``sensitivity`` shares the budget by measured end-to-end sensitivity.
+    The report is what ``inferopt prune --report`` writes.
     """
     settings = _prune_settings(ratio, criterion, reduction, global_ranking, max_layer_ratio, round_to, ignore, seed,
-                               refit, sensitivity)
+                               refit, sensitivity, (), sequential, residual_target, refit_ridge)
     return _core.prune(load(model), settings, None if batches is None else list(batches))
 
 
 def prunable_groups(model: ModelLike, criterion: str = "l1", ignore: Sequence[str] = ()) -> list:
     """Indices of the channel groups :func:`prune` may cut."""
-    settings = _prune_settings(0.3, criterion, "mean", False, 0.9, 8, ignore, 0, True, False)
-    return _core.prunable_groups(load(model), settings)
+    return _core.prunable_groups(load(model), _prune_settings(criterion=criterion, ignore=ignore))
 
 
 def prune_sensitivity(model: ModelLike, batches: Batches, groups: Sequence[int] = (), criterion: str = "l1",
@@ -214,5 +234,6 @@ def prune_sensitivity(model: ModelLike, batches: Batches, groups: Sequence[int] 
     ``groups`` (indices from :func:`prunable_groups`) limits the sweep; rows of sweeps over
     disjoint groups, in group order, equal one sweep over all (see inferopt.distributed).
     """
-    settings = _prune_settings(0.3, criterion, "mean", False, max_layer_ratio, round_to, ignore, 0, refit, True, groups)
+    settings = _prune_settings(criterion=criterion, max_layer_ratio=max_layer_ratio, round_to=round_to, ignore=ignore,
+                               refit=refit, sensitivity=True, groups=groups)
     return _core.prune_sensitivity(load(model), settings, list(batches))

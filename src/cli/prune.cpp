@@ -32,9 +32,6 @@ struct prune_cli_options : tooling::prune_request {
   std::string output;
   calibration_sources data;
   bool no_refit = false;
-  bool sequential = false;
-  bool residual_target = false;
-  double refit_ridge = 1e-4;
   bool explain = false;
   latency_sources latency;
   std::string report;
@@ -73,9 +70,6 @@ prune::prune_options prune_options_of(const prune_cli_options& o) {
   tooling::prune_request request = o;
   request.refit = !o.no_refit;
   prune::prune_options options = tooling::prune_options_of(request, "--");
-  options.refit_options.sequential = o.sequential || o.residual_target;
-  options.refit_options.residual_target = o.residual_target;
-  options.refit_options.solve.relative_ridge = o.refit_ridge;
   options.latency.speedup = o.latency.target_speedup;
   options.latency.threads = o.latency.threads;
   options.latency.rounds = o.latency.rounds;
@@ -186,7 +180,6 @@ void check_prune_arguments(const prune_cli_options& o) {
     throw error(errc::invalid_argument, "--sensitivity measures groups on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
   }
   check_latency_options(o.latency, o.data);
-  if (!(o.refit_ridge >= 0.0 && o.refit_ridge < 1e6)) throw error(errc::invalid_argument, "--refit-ridge must be a number >= 0");
   probe_writable({o.output, o.report});
 }
 

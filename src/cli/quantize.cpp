@@ -126,15 +126,6 @@ quantize_inputs read_quantize_inputs(const quantize_cli_options& o, const runtim
   return in;
 }
 
-void split_exclusions(const std::vector<std::string>& names, std::vector<std::string>& op_types,
-                      std::vector<std::string>& nodes) {
-  for (const std::string& e : names) {
-    const bool op_type = !e.empty() && std::isupper(static_cast<unsigned char>(e[0])) &&
-                         e.find_first_of("/:._0123456789") == std::string::npos;
-    (op_type ? op_types : nodes).push_back(e);
-  }
-}
-
 namespace {
 
 /// The fallback's metric: as asked, or what the model's first output calls for.
@@ -164,7 +155,7 @@ quant::quantize_options library_options(const quantize_cli_options& o, const qua
   }
   q.qdq.weights = o.per_tensor ? quant::weight_granularity::per_tensor : quant::weight_granularity::per_channel;
   q.qdq.activations = scheme_of(o.activation);
-  split_exclusions(o.exclude, q.qdq.exclude_op_types, q.qdq.exclude_nodes);
+  tooling::split_exclusions(o.exclude, q.qdq.exclude_op_types, q.qdq.exclude_nodes);
   q.qdq.op_types = attention ? quant::transformer_op_types() : o.op_types;
   q.fallback.min_top1_agreement = o.no_fallback ? 0.0 : o.min_agreement;
   q.fallback.min_output_cosine = o.no_fallback ? -1.0 : o.min_cosine;
@@ -206,21 +197,12 @@ void print_error(const quantize_cli_options& o, const quant::quantize_result& r,
   std::cout << std::defaultfloat << "\n";
 }
 
-nlohmann::json smoothing_json(const quant::smooth_quant_report& s) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const quant::smoothed_activation& a : s.smoothed) {
-    out.push_back({{"tensor", a.value}, {"layers", a.layers}, {"folded_into_norm", a.folded_into_norm},
-                   {"outlier_ratio_before", a.outlier_ratio_before}, {"outlier_ratio_after", a.outlier_ratio_after}});
-  }
-  return out;
-}
-
 nlohmann::json report_json(const quantize_cli_options& o, const quant::quantize_result& r, std::size_t batches,
                            quant::fallback_metric metric, const quant::smooth_quant_report& smoothed) {
   nlohmann::json report{{"model", o.input}, {"output", o.output}, {"method", o.method}, {"batches", batches}};
   report.update(to_json(r));
   report["fallback_metric"] = std::string(quant::to_string(metric));
-  report["smooth_quant"] = smoothing_json(smoothed);
+  report["smooth_quant"] = to_json(smoothed);
   return report;
 }
 

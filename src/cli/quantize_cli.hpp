@@ -60,10 +60,6 @@ struct quantize_inputs {
 };
 [[nodiscard]] quantize_inputs read_quantize_inputs(const quantize_cli_options& o, const runtime::session& probe);
 
-/// `--exclude` names into op types (capitalised: Conv, Gemm) and node names.
-void split_exclusions(const std::vector<std::string>& names, std::vector<std::string>& op_types,
-                      std::vector<std::string>& nodes);
-
 /// `inferopt quantize --mode dynamic`.
 int run_quantize_dynamic(const quantize_cli_options& o);
 

@@ -29,20 +29,11 @@ void check_dynamic_arguments(const quantize_cli_options& o) {
   probe_writable({o.output, o.report});
 }
 
-/// The batches the error is measured on: --validation-dir, else the first sample batches
-/// given, else one random batch when every input is real-valued; empty when there is none.
+/// The batches the error is measured on (tooling::measuring_batches): --validation-dir, the
+/// sample batches given, or one random batch.
 std::vector<runtime::tensor_map> measuring_batches(const quantize_cli_options& o, const runtime::session& probe) {
   quantize_inputs in = read_quantize_inputs(o, probe);
-  if (!in.validation.empty()) return std::move(in.validation);
-  if (!in.calibration.empty()) {
-    in.calibration.resize(std::min(in.calibration.size(), quant::default_validation_batches));
-    return std::move(in.calibration);
-  }
-  const bool real_valued = std::all_of(probe.inputs().begin(), probe.inputs().end(), [](const runtime::io_info& i) {
-    return i.type == ir::data_type::float32 || i.type == ir::data_type::float16 || i.type == ir::data_type::float64;
-  });
-  if (!real_valued) return {};
-  return {runtime::random_inputs(probe, o.seed)};
+  return tooling::measuring_batches(probe, std::move(in.validation), std::move(in.calibration), o.seed);
 }
 
 void print_dynamic(const quant::dynamic_report& r, bool per_channel) {
@@ -55,19 +46,8 @@ void print_dynamic(const quant::dynamic_report& r, bool per_channel) {
 
 nlohmann::json dynamic_report_json(const quantize_cli_options& o, const quant::dynamic_report& r,
                                    const quant::quantization_error* err) {
-  nlohmann::json j{{"model", o.input},
-                   {"output", o.output},
-                   {"mode", "dynamic"},
-                   {"nodes_quantized", r.nodes_quantized},
-                   {"activations_quantized", r.activations_quantized},
-                   {"weights_quantized", r.weights_quantized},
-                   {"weight_bits", r.weight_bits},
-                   {"left_in_float", r.skipped}};
-  if (err) {
-    j["top1_agreement"] = err->top1_agreement;
-    j["samples"] = err->samples;
-    j["output_cosine"] = err->output_cosine;
-  }
+  nlohmann::json j{{"model", o.input}, {"output", o.output}};
+  j.update(tooling::to_json(r, err));
   return j;
 }
 
@@ -88,7 +68,7 @@ int run_quantize_dynamic(const quantize_cli_options& o) {
   d.weights = o.per_tensor ? quant::weight_granularity::per_tensor : quant::weight_granularity::per_channel;
   d.weight_bits = weight_bits;
   print_weight_bits(weight_bits, o.weight_bits);
-  split_exclusions(o.exclude, d.exclude_op_types, d.exclude_nodes);
+  tooling::split_exclusions(o.exclude, d.exclude_op_types, d.exclude_nodes);
   for (const char* op : {"MatMul", "Gemm"}) {  // --op-types narrows the two it knows
     if (!o.op_types.empty() && std::find(o.op_types.begin(), o.op_types.end(), op) == o.op_types.end()) d.exclude_op_types.push_back(op);
   }

@@ -188,9 +188,10 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
   out << "calibrated blocks (" << data.calibration.size() << " batch(es); relative output error on the calibration rows):\n"
       << std::left << std::setw(static_cast<int>(width + 2)) << "layer" << std::setw(14) << "by magnitude" << std::setw(14)
       << "calibrated" << std::setw(10) << "sparsity" << "bias\n";
-  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json rows = tooling::to_json(done);
   std::map<std::string, double> sparsity;
-  for (const auto& l : done) {
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    const prune::block_sparsity_layer& l = done[i];
     const double s = static_cast<double>(l.result.blocks_removed) / static_cast<double>(std::max<std::int64_t>(l.result.blocks_total, 1));
     sparsity[l.node] = s;
     std::ostringstream mag, cal;
@@ -198,11 +199,7 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
     cal << std::setprecision(4) << l.result.relative_error;
     out << std::left << std::setw(static_cast<int>(width + 2)) << l.node << std::setw(14) << mag.str() << std::setw(14) << cal.str()
         << std::setw(10) << percent_text(s) << (l.bias_updated ? "updated" : "none") << "\n";
-    nlohmann::json row{{"node", l.node}, {"blocks_total", l.result.blocks_total}, {"blocks_removed", l.result.blocks_removed},
-                       {"relative_error_magnitude", l.result.relative_error_magnitude}, {"relative_error", l.result.relative_error},
-                       {"bias_updated", l.bias_updated}};
-    if (budget.layer_ms.count(l.node)) row["dense_ms"] = budget.layer_ms.at(l.node);
-    rows.push_back(std::move(row));
+    if (budget.layer_ms.count(l.node)) rows[i]["dense_ms"] = budget.layer_ms.at(l.node);
   }
   report = {{"batches", data.calibration.size()}, {"chunk_rows", o.chunk_rows}, {"allocated", !o.uniform}, {"sequential", o.sequential}, {"layers", rows}};
   return sparsity;

@@ -2,6 +2,7 @@
 // per-group sensitivity sweep alone, over any share of the groups (inferopt.distributed
 // runs shares as Ray tasks).
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 
 #include "bindings.hpp"
 #include "conversions.hpp"
+#include "inferopt/ir/graph.hpp"
+#include "inferopt/prune/bn_recalibration.hpp"
 #include "inferopt/prune/prune.hpp"
 #include "tooling/prune_request.hpp"
 #include "tooling/result_json.hpp"
@@ -39,6 +42,13 @@ py::tuple prune_model(const ir::model& original, const prune_settings& s, const 
   {
     py::gil_scoped_release release;
     report = tooling::to_json(prune::prune_model(*m, options, data));
+    // As the CLI does with calibration data: BatchNormalization statistics of the pruned model.
+    const auto nodes = m->graph().nodes();
+    const bool batch_norm = std::any_of(nodes.begin(), nodes.end(), [](const ir::node* n) { return n->is("BatchNormalization"); });
+    if (!data.empty() && batch_norm) {
+      const prune::bn_recalibration_result r = prune::recalibrate_batch_norm(*m, data);
+      report["bn_recalibration"] = {{"layers", r.layers}, {"batches", r.batches}};
+    }
   }
   report["ratio"] = s.ratio;
   report["criterion"] = s.criterion;
@@ -72,7 +82,7 @@ void bind_prune(py::module_& m) {
   py::class_<prune_settings>(m, "_PruneSettings")
       .def(py::init([](double ratio, std::string criterion, std::string reduction, bool global, double max_layer_ratio,
                        std::int64_t round_to, std::vector<std::string> ignore, std::uint64_t seed, bool refit, bool sensitivity,
-                       std::vector<std::size_t> groups) {
+                       std::vector<std::size_t> groups, bool sequential, bool residual_target, double refit_ridge) {
              prune_settings s;
              s.ratio = ratio;
              s.criterion = std::move(criterion);
@@ -85,12 +95,16 @@ void bind_prune(py::module_& m) {
              s.refit = refit;
              s.sensitivity = sensitivity;
              s.groups = std::move(groups);
+             s.sequential = sequential;
+             s.residual_target = residual_target;
+             s.refit_ridge = refit_ridge;
              return s;
            }),
            py::arg("ratio") = 0.3, py::arg("criterion") = "l1", py::arg("reduction") = "mean", py::arg("global_") = false,
            py::arg("max_layer_ratio") = 0.9, py::arg("round_to") = 8, py::arg("ignore") = std::vector<std::string>{},
            py::arg("seed") = 0, py::arg("refit") = true, py::arg("sensitivity") = false,
-           py::arg("groups") = std::vector<std::size_t>{});
+           py::arg("groups") = std::vector<std::size_t>{}, py::arg("sequential") = false, py::arg("residual_target") = false,
+           py::arg("refit_ridge") = 1e-4);
   m.def("prune", &prune_model, py::arg("model"), py::arg("settings"), py::arg("batches") = py::none(),
         "Structured channel pruning: (model, report), the report `inferopt prune --report` writes.");
   m.def("prunable_groups", &prunable_groups, py::arg("model"), py::arg("settings"),

@@ -1,8 +1,11 @@
-// sparsify: magnitude block sparsity as `inferopt sparsify` without calibration data, with its
-// report; and the per-layer sensitivity that calibrated block sparsity allocates by, over any
+// sparsify: block sparsity as `inferopt sparsify` makes it, by magnitude or on calibration
+// batches, with its report; and the per-layer sensitivity that calibrated block sparsity allocates by, over any
 // share of the layers (inferopt.distributed runs shares as Ray tasks).
 
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,27 +37,67 @@ std::vector<sparse::sparsify_candidate> plan_of(const ir::model& m, const sparse
   return sparse::plan_sparsify(m, settings, sparse::dense_baseline_from(runtime::dense_gemm_isa()));
 }
 
+/// How calibrated block sparsity runs (with calibration batches).
+struct calibrated_settings {
+  bool allocate = true;
+  bool sequential = false;
+  std::int64_t chunk_rows = 128;
+};
+
+/// Chooses the blocks of every product the plan rewrites on `data` and updates the kept
+/// weights (SparseGPT-style) in `m`; returns each layer's sparsity, for the pass to remove
+/// exactly the zeroed blocks, and the report's "calibrated" section.
+std::map<std::string, double> calibrate_blocks(ir::model& m, const sparse::sparsify_options& settings,
+                                               std::span<const runtime::tensor_map> data, const calibrated_settings& c,
+                                               nlohmann::json& section) {
+  std::vector<const ir::node*> layers;
+  for (const auto& candidate : plan_of(m, settings)) {
+    if (candidate.declined.empty()) layers.push_back(candidate.at);
+  }
+  prune::block_sparsity_options options;
+  options.block_rows = settings.block.rows;
+  options.block_cols = settings.block.cols;
+  options.sparsity = settings.sparsity;
+  options.chunk_rows = c.chunk_rows;
+  options.allocate = c.allocate;
+  options.sequential = c.sequential;
+  const std::vector<prune::block_sparsity_layer> done = prune::apply_calibrated_block_sparsity(m, layers, data, options);
+  std::map<std::string, double> sparsity;
+  for (const auto& l : done) {
+    sparsity[l.node] = static_cast<double>(l.result.blocks_removed) / static_cast<double>(std::max<std::int64_t>(l.result.blocks_total, 1));
+  }
+  section = {{"batches", data.size()}, {"chunk_rows", c.chunk_rows}, {"allocated", c.allocate}, {"sequential", c.sequential},
+             {"layers", tooling::to_json(done)}};
+  return sparsity;
+}
+
 py::tuple sparsify(const ir::model& m, double sparsity, const std::string& block, std::int64_t min_size, const std::string& norm,
-                   bool dry_run) {
+                   bool dry_run, const py::object& batches, const calibrated_settings& calibrated) {
+  std::vector<py::array> keep;
+  const std::vector<runtime::tensor_map> data = batches_of(batches, keep);
   auto pass = pass_of(sparsity, block, min_size, norm);
   const sparse::sparsify_options settings = pass->settings();
   progress_callback none(py::none(), "sparsify");
   std::pair<model_ptr, nlohmann::json> out;
   {
     py::gil_scoped_release release;
-    const auto plan = plan_of(m, settings);
+    ir::model start = m.clone();
+    nlohmann::json section;
+    if (!data.empty() && !dry_run) pass->set_node_sparsity(calibrate_blocks(start, settings, data, calibrated, section));
+    const auto plan = plan_of(start, pass->settings());
     pipeline p;
     if (!dry_run) p.steps.emplace_back().single = std::move(pass);
-    out = run_pipeline(m, p, {}, {}, none);
+    out = run_pipeline(start, p, {}, {}, none);
     nlohmann::json& report = out.second;
     report["dry_run"] = dry_run;
     report["block"] = {settings.block.rows, settings.block.cols};
     report["sparsity"] = settings.sparsity;
     report["min_size"] = settings.min_size;
     report["norm"] = settings.norm == sparse::block_norm::l1 ? "l1" : "l2";
-    report["criterion"] = "magnitude";
+    report["criterion"] = section.is_null() ? "magnitude" : "obs";
     report["dense_baseline_isa"] = runtime::dense_gemm_isa();
     report["nodes"] = tooling::to_json(plan);
+    if (!section.is_null()) report["calibrated"] = section;
     if (!dry_run) report["counters"] = report["passes"][0]["counters"];
   }
   return py::make_tuple(out.first, python_of(out.second));
@@ -108,10 +151,18 @@ py::object block_sensitivity(const ir::model& m, const py::object& batches, std:
 }  // namespace
 
 void bind_sparsify(py::module_& m) {
+  py::class_<calibrated_settings>(m, "_CalibratedBlocks")
+      .def(py::init([](bool allocate, bool sequential, std::int64_t chunk_rows) {
+             return calibrated_settings{allocate, sequential, chunk_rows};
+           }),
+           py::arg("allocate") = true, py::arg("sequential") = false, py::arg("chunk_rows") = 128);
   m.def("sparsify", &sparsify, py::arg("model"), py::arg("sparsity") = 0.75, py::arg("block") = "16x16",
-        py::arg("min_size") = 65536, py::arg("norm") = "l2", py::arg("dry_run") = false,
-        "Magnitude block sparsity on MatMul/Gemm weights, run as inferopt.BlockSparseMatMul: (model, report "
-        "with each product's decision and predicted speedup). Changes the model's numbers.");
+        py::arg("min_size") = 65536, py::arg("norm") = "l2", py::arg("dry_run") = false, py::arg("batches") = py::none(),
+        py::arg("calibrated") = calibrated_settings{},
+        "Block sparsity on MatMul/Gemm weights, run as inferopt.BlockSparseMatMul: (model, report with each "
+        "product's decision and predicted speedup). With calibration batches the blocks are chosen on them and "
+        "the kept weights updated (calibrated: allocate per layer, sequential); otherwise by magnitude. "
+        "Changes the model's numbers.");
   m.def("sparsifiable_layers", &sparsifiable_layers, py::arg("model"), py::arg("block") = "16x16", py::arg("min_size") = 65536,
         "The MatMul/Gemm layers block sparsity would rewrite, by label, in graph order.");
   m.def("block_sparsity_sensitivity", &block_sensitivity, py::arg("model"), py::arg("batches"),

@@ -3,12 +3,15 @@
 #include "model_steps.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 
 #include "inferopt/builtin.hpp"
 #include "inferopt/core/error.hpp"
 #include "inferopt/pass/instrumentation.hpp"
 #include "inferopt/pass/pass_manager.hpp"
+#include "inferopt/quant/quantize_model.hpp"
+#include "inferopt/runtime/inputs.hpp"
 
 namespace inferopt::tooling {
 namespace {
@@ -40,6 +43,29 @@ void prepare_float_model(ir::model& m, int level) {
 void pack_projections(ir::model& m) { run_verified(m, parse_pipeline("merge-parallel-matmuls", builtin_registry())); }
 
 void finish_for_onnxruntime(ir::model& m) { run_verified(m, parse_pipeline("residual-sum-before-norm", builtin_registry())); }
+
+std::vector<runtime::tensor_map> measuring_batches(const runtime::session& probe, std::vector<runtime::tensor_map> validation,
+                                                   std::vector<runtime::tensor_map> samples, std::uint64_t seed) {
+  if (!validation.empty()) return validation;
+  if (!samples.empty()) {
+    samples.resize(std::min(samples.size(), quant::default_validation_batches));
+    return samples;
+  }
+  const bool real_valued = std::all_of(probe.inputs().begin(), probe.inputs().end(), [](const runtime::io_info& i) {
+    return i.type == ir::data_type::float32 || i.type == ir::data_type::float16 || i.type == ir::data_type::float64;
+  });
+  if (!real_valued) return {};
+  return {runtime::random_inputs(probe, seed)};
+}
+
+void split_exclusions(const std::vector<std::string>& names, std::vector<std::string>& op_types,
+                      std::vector<std::string>& nodes) {
+  for (const std::string& e : names) {
+    const bool op_type = !e.empty() && std::isupper(static_cast<unsigned char>(e[0])) &&
+                         e.find_first_of("/:._0123456789") == std::string::npos;
+    (op_type ? op_types : nodes).push_back(e);
+  }
+}
 
 std::string fp16_pipeline_text(bool keep_io_types, const std::vector<std::string>& block_ops,
                                const std::vector<std::string>& block_nodes) {

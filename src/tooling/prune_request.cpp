@@ -22,7 +22,11 @@ prune::prune_options prune_options_of(const prune_request& r, std::string_view o
   options.selection.round_to = r.round_to;
   options.analysis.ignored_nodes = r.ignore;
   options.analysis.ignore_defaults = !r.no_default_ignores;
+  if (!(r.refit_ridge >= 0.0 && r.refit_ridge < 1e6)) throw error(errc::invalid_argument, prefix + "refit-ridge must be a number >= 0");
   options.refit = r.refit;
+  options.refit_options.sequential = r.sequential || r.residual_target;
+  options.refit_options.residual_target = r.residual_target;
+  options.refit_options.solve.relative_ridge = r.refit_ridge;
   if (r.sensitivity) options.sensitivity.emplace();
   return options;
 }

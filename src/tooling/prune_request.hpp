@@ -22,6 +22,9 @@ struct prune_request {
   bool no_default_ignores = false;
   std::uint64_t seed = 0;
   bool refit = true;
+  bool sequential = false;       ///< refit layer after layer on what the earlier cuts left
+  bool residual_target = false;  ///< sequential, towards the original output (implies sequential)
+  double refit_ridge = 1e-4;     ///< relative to the mean input energy
   bool sensitivity = false;
 };
 

@@ -168,6 +168,40 @@ nlohmann::json to_json(const quant::quantize_result& r) {
           {"sqnr", sqnr}};
 }
 
+nlohmann::json to_json(const quant::dynamic_report& r, const quant::quantization_error* error) {
+  nlohmann::json j{{"mode", "dynamic"},
+                   {"nodes_quantized", r.nodes_quantized},
+                   {"activations_quantized", r.activations_quantized},
+                   {"weights_quantized", r.weights_quantized},
+                   {"weight_bits", r.weight_bits},
+                   {"left_in_float", r.skipped}};
+  if (error) {
+    j["top1_agreement"] = error->top1_agreement;
+    j["samples"] = error->samples;
+    j["output_cosine"] = error->output_cosine;
+  }
+  return j;
+}
+
+nlohmann::json to_json(const quant::smooth_quant_report& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const quant::smoothed_activation& a : s.smoothed) {
+    out.push_back({{"tensor", a.value}, {"layers", a.layers}, {"folded_into_norm", a.folded_into_norm},
+                   {"outlier_ratio_before", a.outlier_ratio_before}, {"outlier_ratio_after", a.outlier_ratio_after}});
+  }
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<prune::block_sparsity_layer>& layers) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& l : layers) {
+    rows.push_back({{"node", l.node}, {"blocks_total", l.result.blocks_total}, {"blocks_removed", l.result.blocks_removed},
+                    {"relative_error_magnitude", l.result.relative_error_magnitude},
+                    {"relative_error", l.result.relative_error}, {"bias_updated", l.bias_updated}});
+  }
+  return rows;
+}
+
 nlohmann::json to_json(const quant::range_table& ranges) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [name, r] : ranges) out[name] = {{"min", r.min}, {"max", r.max}};

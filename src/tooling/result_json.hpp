@@ -8,7 +8,11 @@
 #include "inferopt/ir/shape_inference.hpp"
 #include "inferopt/ir/statistics.hpp"
 #include "inferopt/pass/pass_manager.hpp"
+#include "inferopt/prune/calibrated_block_sparsity.hpp"
 #include "inferopt/prune/prune.hpp"
+#include "inferopt/quant/dynamic_quantize.hpp"
+#include "inferopt/quant/quantization_error.hpp"
+#include "inferopt/quant/smooth_quant.hpp"
 #include "inferopt/quant/quantize_model.hpp"
 #include "inferopt/runtime/compare.hpp"
 #include "inferopt/runtime/graph_memory_plan.hpp"
@@ -28,6 +32,12 @@ nlohmann::json plan_json(const runtime::graph_memory_plan& p, const runtime::gra
                          const ir::shape_inference_report& shapes);
 /// What quantization did: QDQ counts, fallback, agreement, cosine and per-tensor SQNR.
 nlohmann::json to_json(const quant::quantize_result& r);
+/// Dynamic quantization's counts and, when it was measured, its error against the float model.
+nlohmann::json to_json(const quant::dynamic_report& r, const quant::quantization_error* error);
+/// SmoothQuant: each smoothed activation, its layers and how much flatter its channels became.
+nlohmann::json to_json(const quant::smooth_quant_report& s);
+/// Calibrated block sparsity per layer: blocks removed, output error against magnitude's.
+nlohmann::json to_json(const std::vector<prune::block_sparsity_layer>& layers);
 /// Activation ranges by tensor name: {"min": lo, "max": hi}.
 nlohmann::json to_json(const quant::range_table& ranges);
 /// Channel pruning's groups, layers, params and MACs before and after, sensitivity, latency

@@ -79,12 +79,7 @@ def test_quantize_matches_the_cli_on_random_calibration(cli, corpus, tmp_path):
     report_path = tmp_path / "q.json"
     state_path = tmp_path / "q.state"
     batches = [random_feeds(session, seed=k) for k in range(4)]
-    calib = tmp_path / "calib"
-    for k, batch in enumerate(batches):
-        (calib / f"b{k}").mkdir(parents=True)
-        for i, (name, array) in enumerate(batch.items()):
-            tensor = onnx.numpy_helper.from_array(array, name)
-            (calib / f"b{k}" / f"input_{i}.pb").write_bytes(tensor.SerializeToString())
+    calib = write_batches(batches, tmp_path / "calib")
     run_cli(cli, "quantize", corpus / CNN, "-o", out, "--calib-dir", calib, "--report", report_path, "--save-state",
             state_path, "--threads", "1")
     quantized, report = inferopt.quantize(model, batches, threads=1)
@@ -94,6 +89,72 @@ def test_quantize_matches_the_cli_on_random_calibration(cli, corpus, tmp_path):
     for key in ("nodes_quantized", "weights_quantized", "fallback_nodes", "top1_agreement"):
         assert report[key] == cli_report[key], key
     ort.InferenceSession(quantized.to_bytes(), providers=["CPUExecutionProvider"])
+
+
+def write_batches(batches, folder):
+    """Batches as TensorProto files in the ONNX test-data layout, for the CLI's --calib-dir."""
+    for k, batch in enumerate(batches):
+        (folder / f"b{k}").mkdir(parents=True)
+        for i, (name, array) in enumerate(batch.items()):
+            tensor = onnx.numpy_helper.from_array(array, name)
+            (folder / f"b{k}" / f"input_{i}.pb").write_bytes(tensor.SerializeToString())
+    return folder
+
+
+def token_batches(model, count):
+    """Batches of a text encoder: every token id (and mask) k + 2 in batch k."""
+    session = inferopt.Session(model, threads=1)
+    return [{i["name"]: np.full([d if isinstance(d, int) else 1 for d in i["shape"]], k + 2, dtype=i["dtype"])
+             for i in session.inputs} for k in range(count)]
+
+
+def test_dynamic_quantize_matches_the_cli(cli, corpus, tmp_path):
+    out = tmp_path / "d.onnx"
+    report_path = tmp_path / "d.json"
+    run_cli(cli, "quantize", corpus / "bert_ts.onnx", "-o", out, "--mode", "dynamic", "--report", report_path)
+    model, report = inferopt.quantize(corpus / "bert_ts.onnx", mode="dynamic")
+    assert model.to_bytes() == out.read_bytes()
+    cli_report = json.loads(report_path.read_text())
+    for key in ("nodes_quantized", "weights_quantized", "left_in_float", "mode"):
+        assert report[key] == cli_report[key], key
+    ort.InferenceSession(model.to_bytes(), providers=["CPUExecutionProvider"])
+
+
+def test_quantize_excludes_and_smooths_like_the_cli(cli, corpus, tmp_path):
+    model = inferopt.load(corpus / "minilm_ts.onnx")
+    batches = token_batches(model, 3)
+    out = tmp_path / "s.onnx"
+    calib = write_batches(batches, tmp_path / "calib")
+    run_cli(cli, "quantize", corpus / "minilm_ts.onnx", "-o", out, "--calib-dir", calib, "--smooth-quant", "0.5",
+            "--exclude", "Gemm", "--threads", "1", "--no-fallback")
+    quantized, report = inferopt.quantize(model, batches, smooth_quant=0.5, exclude=["Gemm"], threads=1, fallback=False)
+    assert quantized.to_bytes() == out.read_bytes()
+    assert report["smooth_quant"] and all(s["outlier_ratio_after"] <= s["outlier_ratio_before"] for s in report["smooth_quant"])
+
+
+def test_calibrated_sparsify_matches_the_cli(cli, corpus, tmp_path):
+    model = inferopt.load(corpus / "bert_ts.onnx")
+    batches = token_batches(model, 3)
+    out = tmp_path / "c.onnx"
+    report_path = tmp_path / "c.json"
+    run_cli(cli, "sparsify", corpus / "bert_ts.onnx", "-o", out, "--sparsity", "0.5", "--min-size", "1024", "--calib-dir",
+            write_batches(batches, tmp_path / "calib"), "--report", report_path)
+    sparse, report = inferopt.sparsify(model, sparsity=0.5, min_size=1024, batches=batches)
+    assert sparse.to_bytes() == out.read_bytes()
+    cli_report = json.loads(report_path.read_text())
+    assert report["criterion"] == cli_report["criterion"] == "obs"
+    assert report["calibrated"]["layers"] == cli_report["calibrated"]["layers"]
+
+
+def test_prune_on_batches_refits_and_recalibrates_like_the_cli(cli, corpus, tmp_path):
+    model = inferopt.load(corpus / "resnet_ts.onnx")
+    batches = [random_feeds(inferopt.Session(model, threads=1), seed=k) for k in range(4)]
+    out = tmp_path / "pb.onnx"
+    run_cli(cli, "prune", corpus / "resnet_ts.onnx", "-o", out, "--ratio", "0.25", "--criterion", "energy", "--calib-dir",
+            write_batches(batches, tmp_path / "calib"), "--sequential")
+    pruned, report = inferopt.prune(model, ratio=0.25, criterion="energy", batches=batches, sequential=True)
+    assert pruned.to_bytes() == out.read_bytes()
+    assert report["refits"] is not None
 
 
 def test_prune_matches_the_cli(cli, corpus, tmp_path):
