@@ -144,7 +144,10 @@ def _scheme(method: str, percentile: float, activation: str, per_tensor: bool):
 def calibrate(model: ModelLike, batches: Batches, method: str = "entropy", percentile: float = 99.99,
               activation: str = "s8", per_tensor: bool = False, threads: int = 0,
               progress: Progress = None) -> Tuple[bytes, dict]:
-    """Calibrates ``model`` as given on ``batches`` (a list of ``{input: array}``).
+    """Calibrates ``model`` on ``batches`` (a list of ``{input: array}``), at the opset QDQ needs.
+
+    The model runs as given, or first raised to the opset QDQ needs (13 for per-channel
+    weights) exactly as :func:`quantize` raises it.
 
     Returns ``(state, ranges)``: the serialized, mergeable calibration state and
     ``{tensor: {"min", "max"}}``. For states that :func:`quantize` merges, calibrate the model
