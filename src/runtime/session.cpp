@@ -29,9 +29,19 @@ namespace {
 constexpr std::size_t no_slot = SIZE_MAX;
 
 // Hands the traced run's freed buffers back to the system: glibc keeps freed heap memory
-// mapped, and the arena would otherwise come on top of it.
+// mapped, and the arena would otherwise come on top of it. Not under a sanitizer: its
+// allocator replaces glibc's, whose heap then holds nothing, and the first malloc_trim
+// initializes that heap without a lock, so sessions tracing on two threads at once (parallel
+// calibration) raced there and crashed under AddressSanitizer.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define INFEROPT_SANITIZED_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define INFEROPT_SANITIZED_ALLOCATOR 1
+#endif
+#endif
 void release_free_heap() {
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) && !defined(INFEROPT_SANITIZED_ALLOCATOR)
   malloc_trim(0);
 #endif
 }
