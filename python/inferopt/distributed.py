@@ -41,6 +41,19 @@ def _sensitivity_share(model_bytes: bytes, batches: Sequence[Mapping[str, Any]],
     return inferopt.prune_sensitivity(inferopt.Model.from_bytes(model_bytes), batches, groups=groups, **options)
 
 
+def _sweep(share_fn, model: inferopt.Model, batches, items: list, tasks: Optional[int], num_cpus_per_task: float,
+           options: Mapping[str, Any]) -> list:
+    """Runs `share_fn(model_bytes, batches, share, options)` as Ray tasks over `tasks` shares
+    of `items` (default: one item a task) and returns their rows, concatenated."""
+    ray = _ray()
+    count = max(1, min(tasks or len(items), len(items)))
+    shares = [items[i::count] for i in range(count)]
+    model_ref = ray.put(model.to_bytes())
+    batches_ref = ray.put(list(batches))
+    task = ray.remote(num_cpus=num_cpus_per_task)(share_fn)
+    return [row for part in ray.get([task.remote(model_ref, batches_ref, share, options) for share in shares]) for row in part]
+
+
 def calibrate(model: inferopt.ModelLike, dataset_shards: Sequence[Sequence[Mapping[str, Any]]], method: str = "entropy",
               percentile: float = 99.99, activation: str = "s8", per_tensor: bool = False, level: int = 2,
               quantize: bool = False, threads_per_task: int = 1, num_cpus_per_task: float = 1,
@@ -80,18 +93,12 @@ def prune_sensitivity(model: inferopt.ModelLike, batches: Sequence[Mapping[str, 
     Every group is measured alone, so the gathered rows (in group order) are the single-process
     sweep's. ``tasks`` defaults to one per prunable group; ``options`` are prune_sensitivity's.
     """
-    ray = _ray()
     m = inferopt.load(model)
     ignore = options.get("ignore", ())
     groups = inferopt.prunable_groups(m, criterion=options.get("criterion", "l1"), ignore=ignore)
     if not groups:
         return []
-    count = max(1, min(tasks or len(groups), len(groups)))
-    shares: List[List[int]] = [groups[i::count] for i in range(count)]
-    model_ref = ray.put(m.to_bytes())
-    batches_ref = ray.put(list(batches))
-    task = ray.remote(num_cpus=num_cpus_per_task)(_sensitivity_share)
-    rows = [row for part in ray.get([task.remote(model_ref, batches_ref, share, options) for share in shares]) for row in part]
+    rows = _sweep(_sensitivity_share, m, batches, groups, tasks, num_cpus_per_task, options)
     return sorted(rows, key=lambda row: row["group"])
 
 
@@ -102,16 +109,10 @@ def block_sparsity_sensitivity(model: inferopt.ModelLike, batches: Sequence[Mapp
     Each layer is measured on its inputs in the unchanged model, so the gathered rows (in graph
     order) are the single-process sweep's. ``tasks`` defaults to one per layer.
     """
-    ray = _ray()
     m = inferopt.load(model)
     layers = inferopt.sparsifiable_layers(m, block=options.get("block", "16x16"), min_size=options.get("min_size", 65536))
     if not layers:
         return []
-    count = max(1, min(tasks or len(layers), len(layers)))
-    shares = [layers[i::count] for i in range(count)]
-    model_ref = ray.put(m.to_bytes())
-    batches_ref = ray.put(list(batches))
-    task = ray.remote(num_cpus=num_cpus_per_task)(_block_sensitivity_share)
-    rows = [row for part in ray.get([task.remote(model_ref, batches_ref, share, options) for share in shares]) for row in part]
+    rows = _sweep(_block_sensitivity_share, m, batches, layers, tasks, num_cpus_per_task, options)
     order = {name: i for i, name in enumerate(layers)}
     return sorted(rows, key=lambda row: order[row["node"]])
