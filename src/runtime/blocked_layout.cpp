@@ -1,11 +1,16 @@
 #include "blocked_layout.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <numeric>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/rewriting.hpp"
 #include "graph_rewrite_util.hpp"
@@ -80,6 +85,16 @@ class blocked_layout_rewrite {
         convert_pool(*n);
       } else if (is_blockable_unary(*n) || is_blockable_binary(*n)) {
         convert_elementwise(*n);
+      } else if (n->is("BatchNormalization")) {
+        convert_batch_norm(*n);
+      } else if (n->is("Concat")) {
+        convert_concat(*n);
+      } else if (n->is("Slice")) {
+        convert_slice(*n);
+      } else if (n->is("Split")) {
+        convert_split(*n);
+      } else if (n->is("Reshape")) {
+        convert_channel_shuffle(*n);
       } else if (n->is("Transpose")) {
         convert_transpose(*n);
       }
@@ -119,7 +134,7 @@ class blocked_layout_rewrite {
     attributes.push_back(ir::attribute::make_int("block", block_));
     if (swish.mul) attributes.push_back(ir::attribute::make_string("activation", "Swish"));
     add_twin(n, "Conv", nchwc_domain, std::move(inputs), std::move(attributes), out_channels, one_by_one);
-    if (swish.mul) absorb(swish, *n.output(0));
+    if (swish.mul) absorb({swish.sigmoid, swish.mul}, *n.output(0));
   }
 
   /// Whether a conv adds no padding (explicitly or by auto_pad).
@@ -150,10 +165,11 @@ class blocked_layout_rewrite {
     return found;
   }
 
-  /// The swish that conv output `y`'s twin now computes: the Mul's output is that twin.
-  void absorb(const swish_nodes& swish, const ir::value& y) {
-    twin_[swish.mul->output(0)] = twin_.at(&y);
-    for (ir::node* n : {swish.sigmoid, swish.mul}) {
+  /// Nodes after `y` that the node computing y's twin now computes as well: the output of
+  /// the last of them has y's twin as its own.
+  void absorb(std::initializer_list<ir::node*> nodes, const ir::value& y) {
+    twin_[std::data(nodes)[nodes.size() - 1]->output(0)] = twin_.at(&y);
+    for (ir::node* n : nodes) {
       absorbed_.insert(n);
       converted_.push_back(n);
     }
@@ -216,15 +232,230 @@ class blocked_layout_rewrite {
     if (dims.size() == 4 && dims[0] == 1) dims.erase(dims.begin());
     if (dims != std::vector<std::int64_t>{channels, 1, 1}) return nullptr;
     if (auto found = per_channel_.find(&v); found != per_channel_.end()) return found->second;
-    const std::int64_t blocks = (channels + block_ - 1) / block_;
-    std::vector<float> values(static_cast<std::size_t>(blocks * block_), 0.0f);
     const auto* source = reinterpret_cast<const float*>(v.initializer()->bytes->data());
-    std::copy(source, source + channels, values.begin());
-    std::string name = g_.unique_name(v.name() + ".nchwc");
-    ir::tensor t = ir::tensor::from_values<float>(name, {1, blocks, 1, 1, block_}, values);
-    ir::value* blocked = g_.add_initializer(std::move(name), std::move(t));
+    ir::value* blocked = blocked_constant(v.name(), std::vector<float>(source, source + channels));
     per_channel_[&v] = blocked;
     return blocked;
+  }
+
+  /// A new initializer [1, C/b, 1, 1, b] holding `values` (one per channel), padding zero.
+  ir::value* blocked_constant(const std::string& base_name, std::vector<float> values) {
+    const auto channels = static_cast<std::int64_t>(values.size());
+    const std::int64_t blocks = (channels + block_ - 1) / block_;
+    values.resize(static_cast<std::size_t>(blocks * block_), 0.0f);
+    std::string name = g_.unique_name(base_name + ".nchwc");
+    ir::tensor t = ir::tensor::from_values<float>(name, {1, blocks, 1, 1, block_}, values);
+    return g_.add_initializer(std::move(name), std::move(t));
+  }
+
+  /// BatchNormalization at inference on a blocked input, with constant parameters: a
+  /// ChannelScale by scale / sqrt(var + epsilon) plus B - mean * that, and the Relu after it
+  /// when that is its only reader (DenseNet's pre-activation norm after each concatenation,
+  /// which no conv before it can absorb).
+  void convert_batch_norm(ir::node& n) {
+    const auto found = twin_.find(n.input(0));
+    if (found == twin_.end() || n.outputs().size() != 1 || n.inputs().size() != 5 || n.attr_int("training_mode", 0) != 0) return;
+    const std::int64_t channels = found->second.channels;
+    std::vector<std::vector<float>> params;  // scale, B, mean, var
+    for (std::size_t k = 1; k < 5; ++k) {
+      const ir::value* v = n.input(k);
+      if (!v || !v->is_constant() || !v->initializer()->has_data() || v->initializer()->dtype != data_type::float32 ||
+          ir::tensor::element_count(v->initializer()->dims) != channels) {
+        return;
+      }
+      const auto* data = reinterpret_cast<const float*>(v->initializer()->bytes->data());
+      params.emplace_back(data, data + channels);
+    }
+    const double epsilon = n.attr_float("epsilon", 1e-5f);
+    std::vector<float> scale(static_cast<std::size_t>(channels)), shift(scale.size());
+    for (std::size_t c = 0; c < scale.size(); ++c) {
+      const double s = params[0][c] / std::sqrt(static_cast<double>(params[3][c]) + epsilon);
+      scale[c] = static_cast<float>(s);
+      shift[c] = static_cast<float>(params[1][c] - params[2][c] * s);
+    }
+    ir::node* relu = only_reader_if(*n.output(0), "Relu");
+    std::vector<ir::value*> inputs{found->second.value, blocked_constant(n.input(1)->name(), std::move(scale)),
+                                   blocked_constant(n.input(2)->name(), std::move(shift))};
+    add_twin(n, "ChannelScale", nchwc_domain, std::move(inputs),
+             relu ? only(ir::attribute::make_string("activation", "Relu")) : std::vector<ir::attribute>{}, channels,
+             found->second.one_by_one);
+    if (relu) absorb({relu}, *n.output(0));
+  }
+
+  /// The reader of `v` when it is its only one, of type `op`, and v no graph output; else null.
+  static ir::node* only_reader_if(const ir::value& v, const char* op) {
+    if (v.is_graph_output() || v.uses().size() != 1 || !v.uses().front().user->is(op)) return nullptr;
+    return v.uses().front().user;
+  }
+
+  /// Where one channel of a blocked value comes from: a channel of a value that no
+  /// GatherChannels of this rewrite made.
+  struct channel_origin {
+    ir::value* base;
+    std::int64_t channel;
+  };
+
+  /// The origins of the channels of blocked value `t`: its gather's, or its own channels.
+  std::vector<channel_origin> origins_of(const blocked_twin& t) const {
+    if (const auto g = gathered_.find(t.value); g != gathered_.end()) return g->second;
+    std::vector<channel_origin> own;
+    for (std::int64_t c = 0; c < t.channels; ++c) own.push_back({t.value, c});
+    return own;
+  }
+
+  /// Output `output` of `n` (a Concat, Slice, Split or channel shuffle of blocked values) as
+  /// a GatherChannels of `origins`, read straight from the values earlier gathers read, so a
+  /// chain of them is one copy; the earlier gathers go away in `finish` if nothing else reads
+  /// them. The caller lists `n` as converted.
+  void add_gather(ir::node& n, std::size_t output, const std::vector<channel_origin>& origins, bool one_by_one) {
+    std::vector<ir::value*> bases;
+    std::vector<std::int64_t> channels, offsets, sources;
+    for (const channel_origin& o : origins) {
+      auto at = std::find(bases.begin(), bases.end(), o.base);
+      if (at == bases.end()) {
+        offsets.push_back(offsets.empty() ? 0 : offsets.back() + channels.back());
+        channels.push_back(twin_channels_.at(o.base));
+        at = bases.insert(bases.end(), o.base);
+      }
+      sources.push_back(offsets[static_cast<std::size_t>(at - bases.begin())] + o.channel);
+    }
+    const std::int64_t total = offsets.back() + channels.back();
+    bool in_order = static_cast<std::int64_t>(sources.size()) == total;
+    for (std::size_t k = 0; in_order && k < sources.size(); ++k) in_order = sources[k] == static_cast<std::int64_t>(k);
+    std::vector<ir::attribute> attributes = only(ir::attribute::make_ints("channels", std::move(channels)));
+    attributes.push_back(ir::attribute::make_int("block", block_));
+    if (!in_order) attributes.push_back(ir::attribute::make_ints("sources", std::move(sources)));
+    std::string label = output == 0 ? n.label() : std::string();
+    if (output == 0) n.set_name("");
+    ir::node* gather = g_.add_node({"GatherChannels", std::move(bases), {""}, std::move(attributes), std::move(label), nchwc_domain}, &n);
+    ++added_;
+    ir::value* y = gather->output(0);
+    const auto count = static_cast<std::int64_t>(origins.size());
+    twin_[n.output(output)] = {y, count, one_by_one};
+    twin_channels_[y] = count;
+    gathered_[y] = origins;
+    gathers_.push_back(gather);
+  }
+
+  /// The blocked twins of all of `n`'s inputs, or an empty list when one has none.
+  std::vector<blocked_twin> input_twins(const ir::node& n) const {
+    std::vector<blocked_twin> twins;
+    for (const ir::value* in : n.inputs()) {
+      const auto found = in ? twin_.find(in) : twin_.end();
+      if (found == twin_.end()) return {};
+      twins.push_back(found->second);
+    }
+    return twins;
+  }
+
+  static bool channel_axis(std::int64_t axis) { return axis == 1 || axis == -3; }
+
+  /// Concat along the channels of blocked values only (DenseNet's blocks; a plain input would
+  /// cost a reorder of its own, as much as the concatenation saves).
+  void convert_concat(ir::node& n) {
+    const std::vector<blocked_twin> twins = input_twins(n);
+    if (n.outputs().size() != 1 || twins.empty() || !channel_axis(n.attr_int("axis", 0))) return;
+    std::vector<channel_origin> origins;
+    bool one_by_one = true;
+    for (const blocked_twin& t : twins) {
+      const std::vector<channel_origin> part = origins_of(t);
+      origins.insert(origins.end(), part.begin(), part.end());
+      one_by_one = one_by_one && t.one_by_one;
+    }
+    add_gather(n, 0, origins, one_by_one);
+    converted_.push_back(&n);
+  }
+
+  /// Slice of the channels (one axis, constant starts, ends and a positive step) of a blocked
+  /// value: ShuffleNet's chunk as the TorchScript exporter writes it.
+  void convert_slice(ir::node& n) {
+    const auto found = twin_.find(n.input(0));
+    if (found == twin_.end() || n.outputs().size() != 1 || n.inputs().size() < 3) return;
+    const auto operand = [&](std::size_t k, std::int64_t fallback) -> std::optional<std::int64_t> {
+      const ir::value* v = k < n.inputs().size() ? n.input(k) : nullptr;
+      if (!v) return fallback;
+      if (!v->is_constant() || !v->initializer()->has_data()) return std::nullopt;
+      const auto values = ir::ints_of(*v->initializer());
+      if (!values || values->size() != 1) return std::nullopt;
+      return values->front();
+    };
+    const auto start = operand(1, 0), end = operand(2, 0), axis = operand(3, 0), step = operand(4, 1);
+    if (!start || !end || !axis || !step || !channel_axis(*axis) || *step <= 0) return;
+    const std::int64_t channels = found->second.channels;
+    const auto clamp = [&](std::int64_t i) { return std::clamp(i < 0 ? i + channels : i, std::int64_t{0}, channels); };
+    const std::vector<channel_origin> all = origins_of(found->second);
+    std::vector<channel_origin> origins;
+    for (std::int64_t c = clamp(*start); c < clamp(*end); c += *step) origins.push_back(all[static_cast<std::size_t>(c)]);
+    if (origins.empty()) return;
+    add_gather(n, 0, origins, found->second.one_by_one);
+    converted_.push_back(&n);
+  }
+
+  /// Split of the channels of a blocked value into parts of constant sizes (or equal parts):
+  /// ShuffleNet's chunk as the dynamo exporter writes it.
+  void convert_split(ir::node& n) {
+    const auto found = twin_.find(n.input(0));
+    if (found == twin_.end() || !channel_axis(n.attr_int("axis", 0))) return;
+    const std::int64_t channels = found->second.channels;
+    const auto parts = static_cast<std::int64_t>(n.outputs().size());
+    std::vector<std::int64_t> sizes = n.attr_ints("split", {});
+    if (const ir::value* given = n.inputs().size() > 1 ? n.input(1) : nullptr) {
+      if (!given->is_constant() || !given->initializer()->has_data()) return;
+      sizes = ir::ints_of(*given->initializer()).value_or(std::vector<std::int64_t>{});
+    }
+    if (sizes.empty() && channels % parts == 0) sizes.assign(static_cast<std::size_t>(parts), channels / parts);
+    if (static_cast<std::int64_t>(sizes.size()) != parts || std::accumulate(sizes.begin(), sizes.end(), std::int64_t{0}) != channels ||
+        std::any_of(sizes.begin(), sizes.end(), [](std::int64_t size) { return size <= 0; })) {
+      return;
+    }
+    const std::vector<channel_origin> all = origins_of(found->second);
+    std::int64_t first = 0;
+    for (std::size_t o = 0; o < sizes.size(); ++o) {
+      const auto begin = all.begin() + first;
+      add_gather(n, o, std::vector<channel_origin>(begin, begin + sizes[o]), found->second.one_by_one);
+      first += sizes[o];
+    }
+    converted_.push_back(&n);
+  }
+
+  /// ShuffleNet's channel shuffle of a blocked value x [N, C, H, W]: Reshape to
+  /// [N, g, C/g, H, W], Transpose [0, 2, 1, 3, 4], Reshape back, each the only reader of the
+  /// one before, as one gather (channel k is x's channel (k % g) * C/g + k / g).
+  void convert_channel_shuffle(ir::node& split_view) {
+    const auto found = twin_.find(split_view.input(0));
+    if (found == twin_.end()) return;
+    ir::node* transpose = only_reader_if(*split_view.output(0), "Transpose");
+    ir::node* merge_view = transpose ? only_reader_if(*transpose->output(0), "Reshape") : nullptr;
+    if (!merge_view || transpose->attr_ints("perm", {}) != std::vector<std::int64_t>{0, 2, 1, 3, 4}) return;
+    const std::vector<std::int64_t> x = static_dims(*split_view.input(0)), grouped = static_dims(*split_view.output(0)),
+                                    y = static_dims(*merge_view->output(0));
+    const std::int64_t channels = found->second.channels;
+    if (x.size() != 4 || x != y || x[1] != channels || grouped.size() != 5 || grouped[0] != x[0] ||
+        grouped[1] * grouped[2] != channels || grouped[3] != x[2] || grouped[4] != x[3]) {
+      return;
+    }
+    const std::int64_t groups = grouped[1], per_group = grouped[2];
+    const std::vector<channel_origin> all = origins_of(found->second);
+    std::vector<channel_origin> origins;
+    for (std::int64_t k = 0; k < channels; ++k) origins.push_back(all[static_cast<std::size_t>((k % groups) * per_group + k / groups)]);
+    for (ir::node* view : {&split_view, transpose}) {
+      absorbed_.insert(view);
+      converted_.push_back(view);
+    }
+    add_gather(*merge_view, 0, origins, found->second.one_by_one);
+    absorbed_.insert(merge_view);
+    converted_.push_back(merge_view);
+  }
+
+  /// The dims of `v` when all are static; else empty.
+  static std::vector<std::int64_t> static_dims(const ir::value& v) {
+    if (!v.type() || !v.type()->dims) return {};
+    std::vector<std::int64_t> dims;
+    for (const ir::dim& d : *v.type()->dims) {
+      if (!d.is_static()) return {};
+      dims.push_back(d.value());
+    }
+    return dims;
   }
 
   /// Transpose between NCHW and NHWC at a blocked region's edge: [0, 2, 3, 1] of a blocked
@@ -279,6 +510,7 @@ class blocked_layout_rewrite {
     ir::node* reorder = g_.add_node({"ReorderInput", {&v}, {""}, only(ir::attribute::make_int("block", block_)), "", nchwc_domain}, &before);
     ++added_;
     twin_[&v] = {reorder->output(0), channels, false};
+    twin_channels_[reorder->output(0)] = channels;
     return reorder->output(0);
   }
 
@@ -290,6 +522,7 @@ class blocked_layout_rewrite {
     ir::node* twin = g_.add_node({std::move(op), std::move(inputs), {""}, std::move(attributes), std::move(label), std::move(domain)}, &n);
     ++added_;
     twin_[n.output(0)] = {twin->output(0), channels, one_by_one};
+    twin_channels_[twin->output(0)] = channels;
     converted_.push_back(&n);
   }
 
@@ -299,19 +532,27 @@ class blocked_layout_rewrite {
     const std::unordered_set<const ir::node*> gone(converted_.begin(), converted_.end());
     std::vector<std::pair<ir::value*, std::string>> renames;
     for (ir::node* n : converted_) {
-      ir::value* y = n->output(0);
-      const bool plain_reader = y->is_graph_output() || std::any_of(y->uses().begin(), y->uses().end(), [&](const ir::use& u) {
-                                  return !gone.count(u.user);
-                                });
-      if (!plain_reader) continue;
-      const blocked_twin& t = twin_.at(y);
-      ir::node* reorder = g_.add_node({"ReorderOutput", {t.value}, {""}, only(ir::attribute::make_int("channels", t.channels)), "", nchwc_domain}, n);
-      ir::value* plain = reorder->output(0);
-      plain->set_type(y->type());
-      g_.replace_all_uses(y, plain);
-      renames.emplace_back(plain, y->name());
+      for (ir::value* y : n->outputs()) {
+        const auto twin = y ? twin_.find(y) : twin_.end();
+        if (twin == twin_.end()) continue;  // a view inside a channel shuffle: only the shuffle reads it
+        const bool plain_reader = y->is_graph_output() || std::any_of(y->uses().begin(), y->uses().end(), [&](const ir::use& u) {
+                                    return !gone.count(u.user);
+                                  });
+        if (!plain_reader) continue;
+        const blocked_twin& t = twin->second;
+        ir::node* reorder = g_.add_node({"ReorderOutput", {t.value}, {""}, only(ir::attribute::make_int("channels", t.channels)), "", nchwc_domain}, n);
+        ir::value* plain = reorder->output(0);
+        plain->set_type(y->type());
+        g_.replace_all_uses(y, plain);
+        renames.emplace_back(plain, y->name());
+      }
     }
     for (auto it = converted_.rbegin(); it != converted_.rend(); ++it) g_.erase(*it);
+    // Gathers that later ones composed past and nothing else reads (latest first: a gather
+    // reads no gather, but a ReorderOutput may read one).
+    for (auto it = gathers_.rbegin(); it != gathers_.rend(); ++it) {
+      if ((*it)->output(0)->uses().empty() && !(*it)->output(0)->is_graph_output()) g_.erase(*it);
+    }
     for (auto& [value, name] : renames) g_.rename(value, name);
     g_.compact();
   }
@@ -320,8 +561,11 @@ class blocked_layout_rewrite {
   int block_;
   std::unordered_map<const ir::value*, blocked_twin> twin_;
   std::vector<ir::node*> converted_;
-  std::unordered_set<const ir::node*> absorbed_;  // folded into a converted conv
+  std::unordered_set<const ir::node*> absorbed_;  // folded into a converted node
   std::unordered_map<const ir::value*, ir::value*> per_channel_;  // constants made blocked
+  std::unordered_map<const ir::value*, std::int64_t> twin_channels_;  // real channels of each blocked value
+  std::unordered_map<const ir::value*, std::vector<channel_origin>> gathered_;  // GatherChannels outputs
+  std::vector<ir::node*> gathers_;
   int added_ = 0;  // nodes added: the graph changed
 };
 

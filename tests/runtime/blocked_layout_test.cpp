@@ -404,3 +404,123 @@ TEST_CASE("a padded 1x1 conv after a global pool is no per-channel scale", "[run
   gb.output(gb.mul(conv(gb, x, 16, 16, 3), grown));
   check_same_outputs(m, {{"x", tensor::from_values<float>(x_dims, random_values(16 * 9, 9))}});
 }
+
+namespace {
+
+std::vector<ir::attribute> only(ir::attribute a) {
+  std::vector<ir::attribute> list;
+  list.push_back(std::move(a));
+  return list;
+}
+
+/// BatchNormalization of `x` (c channels) with seeded parameters, variances in [0.5, 1.5].
+ir::value* batch_norm(ir::graph_builder& gb, ir::value* x, std::int64_t c, std::uint32_t seed) {
+  std::vector<float> var = random_values(static_cast<std::size_t>(c), seed, 0.5f);
+  for (float& v : var) v += 1.0f;
+  ir::value* scale = gb.constant("scale", {c}, random_values(static_cast<std::size_t>(c), seed + 1));
+  ir::value* bias = gb.constant("bias", {c}, random_values(static_cast<std::size_t>(c), seed + 2));
+  ir::value* mean = gb.constant("mean", {c}, random_values(static_cast<std::size_t>(c), seed + 3));
+  return gb.op("BatchNormalization", {x, scale, bias, mean, gb.constant("var", {c}, var)},
+               only(ir::attribute::make_float("epsilon", 1e-3f)));
+}
+
+}  // namespace
+
+TEST_CASE("a DenseNet block keeps its concatenations, batch norms and relus blocked", "[runtime][nchwc]") {
+  // Growths of 8 and 12 on blocks of 16 (or 8) start inputs inside a block and across its
+  // edge; a norm whose output is also a graph output keeps its Relu apart.
+  for (const std::int64_t growth : {8, 12}) {
+    INFO("growth " << growth);
+    ir::model m = opset17_model("dense");
+    ir::graph_builder gb(m.graph(), 13);
+    const std::vector<std::int64_t> x_dims{2, 3, 17, 17};
+    ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+    std::vector<ir::value*> features{conv(gb, x, 3, 16, 3, 1, 2)};
+    std::int64_t channels = 16;
+    for (int layer = 0; layer < 3; ++layer) {
+      ir::value* joined = features.size() == 1 ? features[0] : gb.op("Concat", features, only(ir::attribute::make_int("axis", 1)));
+      ir::value* normed = batch_norm(gb, joined, channels, 40 + 4 * static_cast<std::uint32_t>(layer));
+      if (layer == 1) gb.output(normed);
+      ir::value* bottleneck = gb.relu(conv(gb, gb.relu(normed), channels, 16));
+      features.push_back(conv(gb, bottleneck, 16, growth, 3));
+      channels += growth;
+    }
+    ir::value* joined = gb.op("Concat", features, only(ir::attribute::make_int("axis", 1)));
+    gb.output(gb.op("GlobalAveragePool", {gb.relu(batch_norm(gb, joined, channels, 80))}));
+    const runtime::tensor_map feeds{{"x", tensor::from_values<float>(x_dims, random_values(2 * 3 * 17 * 17, 6))}};
+    check_same_outputs(m, feeds);
+    check_same_outputs(m, feeds, 2);
+    if (runtime::blocked_layout_block() > 0) {
+      const std::vector<std::string> ops = ops_run(m, feeds);
+      CHECK(contains(ops, "inferopt.nchwc.GatherChannels"));
+      CHECK(contains(ops, "inferopt.nchwc.ChannelScale"));
+      CHECK(!contains(ops, "Concat"));
+      CHECK(!contains(ops, "BatchNormalization"));
+      CHECK(!contains(ops, "inferopt.nchwc.ReorderInput"));  // the stem reads NCHW
+    }
+  }
+}
+
+namespace {
+
+/// ShuffleNet's channel shuffle of `x` (c channels, h x h) into 2 groups.
+ir::value* channel_shuffle(ir::graph_builder& gb, ir::value* x, std::int64_t c, std::int64_t h) {
+  ir::value* grouped = gb.op("Reshape", {x, gb.constant_i64("grouped", {5}, {2, 2, c / 2, h, h})});
+  ir::value* swapped = gb.op("Transpose", {grouped}, only(ir::attribute::make_ints("perm", {0, 2, 1, 3, 4})));
+  return gb.op("Reshape", {swapped, gb.constant_i64("merged", {4}, {2, c, h, h})});
+}
+
+/// The two channel halves of `x` (c channels): two Slices (TorchScript's export of chunk) or
+/// one Split (dynamo's).
+std::pair<ir::value*, ir::value*> halves(ir::graph_builder& gb, ir::value* x, std::int64_t c, bool split) {
+  if (!split) {
+    const auto slice = [&](std::int64_t from, std::int64_t to) {
+      return gb.op("Slice", {x, gb.constant_i64("starts", {1}, {from}), gb.constant_i64("ends", {1}, {to}),
+                             gb.constant_i64("axes", {1}, {1})});
+    };
+    return {slice(0, c / 2), slice(c / 2, INT64_MAX)};
+  }
+  ir::graph& g = gb.target();
+  ir::node* n = g.add_node(ir::node_spec{"Split", {x, gb.constant_i64("split", {2}, {c / 2, c / 2})},
+                                         {g.unique_name("half"), g.unique_name("half")}, only(ir::attribute::make_int("axis", 1)),
+                                         g.unique_name("split")});
+  return {n->output(0), n->output(1)};
+}
+
+}  // namespace
+
+TEST_CASE("a ShuffleNet unit's concatenation, shuffle and chunk run as blocked channel gathers", "[runtime][nchwc]") {
+  // Branches of 12 channels leave halves that start inside a block.
+  for (const std::int64_t branch : {12, 16}) {
+    for (const bool split : {false, true}) {
+      INFO("branch " << branch << (split ? " Split" : " Slice"));
+      ir::model m = opset17_model("shuffle");
+      ir::graph_builder gb(m.graph(), 17);
+      const std::vector<std::int64_t> x_dims{2, 3, 16, 16};
+      const std::int64_t c = 2 * branch, h = 8;
+      ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+      ir::value* stem = gb.relu(conv(gb, x, 3, 24, 3, 1, 2));
+      // Down-sampling unit (both branches read the stem), then a unit that splits its input.
+      const auto axis1 = [] { return only(ir::attribute::make_int("axis", 1)); };
+      ir::value* joined = gb.op("Concat", {conv(gb, stem, 24, branch), gb.relu(conv(gb, stem, 24, branch))}, axis1());
+      ir::value* shuffled = channel_shuffle(gb, joined, c, h);
+      const auto [kept, worked] = halves(gb, shuffled, c, split);
+      ir::value* branch2 = gb.relu(conv(gb, conv(gb, worked, branch, branch, 3, branch), branch, branch));
+      ir::value* unit = channel_shuffle(gb, gb.op("Concat", {kept, branch2}, axis1()), c, h);
+      gb.output(kept);  // read in NCHW too
+      gb.output(conv(gb, unit, c, 8));
+      ir::infer_shapes(m);  // the shuffle is recognized by its static shapes
+      const runtime::tensor_map feeds{{"x", tensor::from_values<float>(x_dims, random_values(2 * 3 * 16 * 16, 8))}};
+      check_same_outputs(m, feeds);
+      check_same_outputs(m, feeds, 2);
+      if (runtime::blocked_layout_block() > 0) {
+        const std::vector<std::string> ops = ops_run(m, feeds);
+        CHECK(contains(ops, "inferopt.nchwc.GatherChannels"));
+        for (const char* plain : {"Concat", "Transpose", "Reshape", "Slice", "Split", "inferopt.nchwc.ReorderInput"}) {
+          INFO(plain);
+          CHECK(!contains(ops, plain));
+        }
+      }
+    }
+  }
+}

@@ -34,8 +34,8 @@ inline constexpr const char* nchwc_domain = "inferopt.nchwc";
 [[nodiscard]] bool nchwc_conv_runs(const ir::node& conv, const std::vector<std::int64_t>& x_shape, bool plain_input,
                                    int block);
 
-/// inferopt.nchwc Conv, MaxPool, AveragePool, GlobalAveragePool, ChannelScale, ReorderInput,
-/// ReorderOutput.
+/// inferopt.nchwc Conv, MaxPool, AveragePool, GlobalAveragePool, ChannelScale, GatherChannels,
+/// ReorderInput, ReorderOutput.
 void register_nchwc_kernels(kernel_registry& r);
 
 }  // namespace inferopt::runtime::nn

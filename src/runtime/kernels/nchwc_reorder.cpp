@@ -25,6 +25,7 @@ namespace inferopt::runtime::nn {
 void register_nchwc_conv_kernels(kernel_registry& r);
 void register_nchwc_pool_kernels(kernel_registry& r);
 void register_nchwc_scale_kernels(kernel_registry& r);
+void register_nchwc_gather_kernels(kernel_registry& r);
 
 namespace {
 
@@ -168,6 +169,7 @@ void register_nchwc_kernels(kernel_registry& r) {
   register_nchwc_conv_kernels(r);
   register_nchwc_pool_kernels(r);
   register_nchwc_scale_kernels(r);
+  register_nchwc_gather_kernels(r);
 }
 
 }  // namespace inferopt::runtime::nn

@@ -41,8 +41,9 @@ void block_channel_means(const float* in, std::int64_t size, std::int64_t block,
   chosen().block_channel_means(in, size, block, scale, out);
 }
 
-void scale_block_channels(const float* x, const float* s, float* y, std::int64_t size, std::int64_t block) noexcept {
-  chosen().scale_block_channels(x, s, y, size, block);
+void affine_block_channels(const float* x, const float* s, const float* bias, float* y, std::int64_t size,
+                           std::int64_t block, bool relu) noexcept {
+  chosen().affine_block_channels(x, s, bias, y, size, block, relu);
 }
 
 const char* vector_math_isa() noexcept { return chosen().isa; }

@@ -62,8 +62,10 @@ void swish(float* y, std::int64_t n) noexcept;
 /// four interleaved float partial sums.
 void block_channel_means(const float* in, std::int64_t size, std::int64_t block, float scale, float* out) noexcept;
 
-/// For one plane of a blocked tensor: y[pos * block + b] = x[pos * block + b] * s[b]. y may be x.
-void scale_block_channels(const float* x, const float* s, float* y, std::int64_t size, std::int64_t block) noexcept;
+/// For one plane of a blocked tensor: y[pos * block + b] = x[pos * block + b] * s[b] + bias[b],
+/// then max(0, y) when `relu`; a null bias adds nothing. y may be x.
+void affine_block_channels(const float* x, const float* s, const float* bias, float* y, std::int64_t size,
+                           std::int64_t block, bool relu) noexcept;
 
 /// The instruction set of the build that serves: "avx512", "avx2" or "generic".
 [[nodiscard]] const char* vector_math_isa() noexcept;
@@ -80,7 +82,8 @@ struct vector_math_config {
   void (*normalize_rows)(const float* x, float* y, std::int64_t rows, std::int64_t cols, const row_norm_params& p) noexcept;
   void (*swish)(float* y, std::int64_t n) noexcept;
   void (*block_channel_means)(const float* in, std::int64_t size, std::int64_t block, float scale, float* out) noexcept;
-  void (*scale_block_channels)(const float* x, const float* s, float* y, std::int64_t size, std::int64_t block) noexcept;
+  void (*affine_block_channels)(const float* x, const float* s, const float* bias, float* y, std::int64_t size,
+                                std::int64_t block, bool relu) noexcept;
 };
 
 // Null when the file was compiled without its instruction-set flags; generic is always there.

@@ -114,21 +114,35 @@ void block_channel_means(const float* in, std::int64_t size, std::int64_t block,
   block_means<8>(in, size, scale, out);
 }
 
-template <int Block>
-void scale_blocks(const float* x, const float* s, float* y, std::int64_t size) noexcept {
+template <int Block, bool Bias, bool Relu>
+void affine_blocks(const float* x, const float* s, const float* bias, float* y, std::int64_t size) noexcept {
   for (std::int64_t pos = 0; pos < size; ++pos) {
-    for (int b = 0; b < Block; ++b) y[pos * Block + b] = x[pos * Block + b] * s[b];
+    for (int b = 0; b < Block; ++b) {
+      float v = x[pos * Block + b] * s[b];
+      if constexpr (Bias) v += bias[b];
+      if constexpr (Relu) v = v > 0.0f ? v : 0.0f;
+      y[pos * Block + b] = v;
+    }
   }
 }
 
-void scale_block_channels(const float* x, const float* s, float* y, std::int64_t size, std::int64_t block) noexcept {
-  if (block == 16) return scale_blocks<16>(x, s, y, size);
-  scale_blocks<8>(x, s, y, size);
+template <int Block>
+void affine_blocks_of(const float* x, const float* s, const float* bias, float* y, std::int64_t size, bool relu) noexcept {
+  if (bias && relu) return affine_blocks<Block, true, true>(x, s, bias, y, size);
+  if (bias) return affine_blocks<Block, true, false>(x, s, bias, y, size);
+  if (relu) return affine_blocks<Block, false, true>(x, s, bias, y, size);
+  affine_blocks<Block, false, false>(x, s, bias, y, size);
+}
+
+void affine_block_channels(const float* x, const float* s, const float* bias, float* y, std::int64_t size,
+                           std::int64_t block, bool relu) noexcept {
+  if (block == 16) return affine_blocks_of<16>(x, s, bias, y, size, relu);
+  affine_blocks_of<8>(x, s, bias, y, size, relu);
 }
 
 constexpr vector_math_config build{INFEROPT_VECTOR_MATH_NAME, &gelu_erf, &softmax_rows, &requantized_sum<std::uint8_t>,
                                    &requantized_sum<std::int8_t>, &normalize_rows, &swish,
-                                   &block_channel_means, &scale_block_channels};
+                                   &block_channel_means, &affine_block_channels};
 
 }  // namespace
 
