@@ -91,22 +91,11 @@ class blocked_layout_rewrite {
       if (absorbed_.count(n)) continue;
       if (is_conv(*n)) {
         convert_conv(*n);
-      } else if (n->is("MaxPool") || n->is("AveragePool") || n->is("GlobalAveragePool")) {
-        convert_pool(*n);
       } else if (is_blockable_unary(*n) || is_blockable_binary(*n)) {
         convert_elementwise(*n);
-      } else if (n->is("BatchNormalization")) {
-        convert_batch_norm(*n);
-      } else if (n->is("Concat")) {
-        convert_concat(*n);
-      } else if (n->is("Slice")) {
-        convert_slice(*n);
-      } else if (n->is("Split")) {
-        convert_split(*n);
-      } else if (n->is("Reshape")) {
-        convert_channel_shuffle(*n);
-      } else if (n->is("Transpose")) {
-        convert_transpose(*n);
+      } else if (const auto found = n->is_onnx_domain() ? converters().find(n->op_type()) : converters().end();
+                 found != converters().end()) {
+        (this->*found->second)(*n);
       }
     }
     if (!converted_.empty()) finish();
@@ -114,6 +103,24 @@ class blocked_layout_rewrite {
   }
 
  private:
+  using converter = void (blocked_layout_rewrite::*)(ir::node&);
+
+  /// The conversion of each other ai.onnx op that can take blocked inputs.
+  static const std::unordered_map<std::string, converter>& converters() {
+    static const std::unordered_map<std::string, converter> table{
+        {"MaxPool", &blocked_layout_rewrite::convert_pool},
+        {"AveragePool", &blocked_layout_rewrite::convert_pool},
+        {"GlobalAveragePool", &blocked_layout_rewrite::convert_pool},
+        {"BatchNormalization", &blocked_layout_rewrite::convert_batch_norm},
+        {"Concat", &blocked_layout_rewrite::convert_concat},
+        {"Slice", &blocked_layout_rewrite::convert_slice},
+        {"Split", &blocked_layout_rewrite::convert_split},
+        {"Reshape", &blocked_layout_rewrite::convert_channel_shuffle},  // the first view of a shuffle
+        {"Transpose", &blocked_layout_rewrite::convert_transpose},
+    };
+    return table;
+  }
+
   void convert_conv(ir::node& n) {
     const ir::tensor* w = constant_weights(n);
     if (!w) return;
