@@ -122,51 +122,63 @@ class nchwc_conv_kernel final : public kernel {
                                    : x.rank() == 5 && x.dim(4) == spec_.block && x.dim(1) == (channels + spec_.block - 1) / spec_.block);
     if (!fits) ctx.fail("X of shape " + to_string(x.shape()) + " does not hold the " + std::to_string(channels) + " channels W reads");
     const std::int64_t n = x.dim(0), h = x.dim(2), wd = x.dim(3);
-    const window_geometry g = resolve_window(ctx, spec_.attrs, {h, wd}, {spec_.w_shape[2], spec_.w_shape[3]});
+    const bool has_bias = ctx.has_input(2);
+    primitive& p = primitive_for(ctx, n, h, wd, plain_input, has_bias);
     const std::int64_t m = spec_.w_shape[0], blocks = (m + spec_.block - 1) / spec_.block;
-    const shape_t y_shape{n, blocks, g.out[0], g.out[1], spec_.block};
+    const shape_t y_shape{n, blocks, p.out_h, p.out_w, spec_.block};
     if (spec_.residual) {
       const tensor& z = ctx.input(3);
       if (z.shape() != y_shape) ctx.fail("Z of shape " + to_string(z.shape()) + " does not match Y " + to_string(y_shape));
     }
     tensor& y = ctx.allocate_output(0, data_type::float32, y_shape);
     if (spec_.residual) std::memcpy(y.mutable_raw(), ctx.input(3).raw(), y.byte_size());
-    const bool has_bias = ctx.has_input(2);
-    // oneDNN sizes a primitive's thread partition when it creates it: inside the team.
-    const std::int64_t macs = n * g.out[0] * g.out[1] * m * spec_.w_shape[1] * spec_.w_shape[2] * spec_.w_shape[3];
+    const std::int64_t macs = n * p.out_h * p.out_w * m * spec_.w_shape[1] * spec_.w_shape[2] * spec_.w_shape[3];
     const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));
-    primitive& p = primitive_for(n, h, wd, g, plain_input, has_bias);
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
-    const memory weights = fed ? onednn::reordered(onnx_weights(fed->data<float>()), p.weights.get_desc()) : p.weights;
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, p.dst}};
     if (has_bias) {
       if (ctx.input(2).element_count() != m) ctx.fail("B must have " + std::to_string(m) + " values");
       p.bias.set_data_handle(const_cast<void*>(ctx.input(2).raw()));
-      args.emplace(DNNL_ARG_BIAS, p.bias);
     }
-    p.run.execute(onednn::stream(), args);
+    if (fed) {
+      std::unordered_map<int, memory> args = p.args;
+      args[DNNL_ARG_WEIGHTS] = onednn::reordered(onnx_weights(fed->data<float>()), p.weights.get_desc());
+      p.run.execute(onednn::stream(), args);
+    } else {
+      p.run.execute(onednn::stream(), p.args);  // the memories' handles were set above
+    }
     if (spec_.swish) swish_in_place(y, ctx.threads());
   }
 
  private:
   struct primitive {
-    std::int64_t n, h, w;
+    std::int64_t n, h, w, out_h, out_w;
     bool plain_input, has_bias;
     dnnl::convolution_forward run;
     memory src, weights, bias, dst;
+    // Built once: a map per call cost a handful of allocations, a tenth of a small model's run.
+    std::unordered_map<int, memory> args;
   };
 
-  primitive& primitive_for(std::int64_t n, std::int64_t h, std::int64_t w, const window_geometry& g, bool plain_input,
+  /// The primitive for this input, made on first sight of it (with its window geometry, which
+  /// is then not resolved again: its dims were most of a small conv's allocations).
+  primitive& primitive_for(const kernel_context& ctx, std::int64_t n, std::int64_t h, std::int64_t w, bool plain_input,
                            bool has_bias) {
     return cache_.find_or_make(
         [&](const primitive& p) { return p.n == n && p.h == h && p.w == w && p.plain_input == plain_input && p.has_bias == has_bias; },
         [&] {
+          // oneDNN sizes a primitive's thread partition when it creates it: inside the team.
+          const window_geometry g = resolve_window(ctx, spec_.attrs, {h, w}, {spec_.w_shape[2], spec_.w_shape[3]});
+          const std::int64_t macs = n * g.out[0] * g.out[1] * spec_.w_shape[0] * spec_.w_shape[1] * spec_.w_shape[2] * spec_.w_shape[3];
+          const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));
           const auto pd = describe_conv(spec_, n, h, w, g, plain_input, has_bias);
-          return primitive{n, h, w, plain_input, has_bias, dnnl::convolution_forward(pd),
-                           memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE), reordered_weights(pd.weights_desc()),
-                           memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                           memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+          primitive p{n, h, w, g.out[0], g.out[1], plain_input, has_bias, dnnl::convolution_forward(pd),
+                      memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE), reordered_weights(pd.weights_desc()),
+                      memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                      memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE), {}};
+          p.args = {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst}};
+          if (has_bias) p.args.emplace(DNNL_ARG_BIAS, p.bias);
+          return p;
         });
   }
 
