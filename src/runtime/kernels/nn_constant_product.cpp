@@ -29,6 +29,10 @@ struct constant_weight_product::cache {
     linear_activation act;
     dnnl::matmul product;
     std::shared_ptr<dnnl::memory> packed;  // shared by entries whose layout is the same
+    // Built once, their data handles set per call: memories and a map made per call cost
+    // allocations worth a tenth of a small transformer's run.
+    dnnl::memory src, dst, bias_values;
+    std::unordered_map<int, dnnl::memory> args;
   };
   std::vector<entry> entries;
   dnnl::stream stream{onednn::engine()};
@@ -36,9 +40,9 @@ struct constant_weight_product::cache {
   /// The entry for (rows, bias, activation), made on first need (a kernel uses one bias mode
   /// and activation, so one primitive is compiled per row count); null when oneDNN declines
   /// or the cache is full.
-  const entry* find_or_make(const float* w, bool transposed, std::int64_t rows, bool with_bias, linear_activation act,
+  entry* find_or_make(const float* w, bool transposed, std::int64_t rows, bool with_bias, linear_activation act,
                             std::int64_t k, std::int64_t n) {
-    for (const entry& e : entries) {
+    for (entry& e : entries) {
       if (e.rows == rows && e.bias == with_bias && e.act == act) return &e;
     }
     if (entries.size() >= max_row_counts) return nullptr;
@@ -70,7 +74,11 @@ struct constant_weight_product::cache {
       dnnl::reorder(source, *packed).execute(stream, source, *packed);
       stream.wait();
     }
-    entries.push_back({rows, with_bias, act, dnnl::matmul(pd), std::move(packed)});
+    entry made{rows, with_bias, act, dnnl::matmul(pd), std::move(packed), dnnl::memory(a, engine, DNNL_MEMORY_NONE),
+               dnnl::memory(c, engine, DNNL_MEMORY_NONE), dnnl::memory(bias, engine, DNNL_MEMORY_NONE), {}};
+    made.args = {{DNNL_ARG_SRC, made.src}, {DNNL_ARG_WEIGHTS, *made.packed}, {DNNL_ARG_DST, made.dst}};
+    if (with_bias) made.args.emplace(DNNL_ARG_BIAS, made.bias_values);
+    entries.push_back(std::move(made));
     return &entries.back();
   }
 };
@@ -82,16 +90,12 @@ bool constant_weight_product::run(const void* b, const float* a, std::int64_t m,
     if (!cache_) cache_ = std::make_unique<cache>();
     // oneDNN sizes a primitive's thread partition when it creates it: inside the team.
     const omp_team_for_call team(worthwhile_threads(m * k_ * n_, threads));
-    const cache::entry* e = cache_->find_or_make(weights_, transposed_, m, bias != nullptr, act, k_, n_);
+    cache::entry* e = cache_->find_or_make(weights_, transposed_, m, bias != nullptr, act, k_, n_);
     if (!e) return false;
-    using tag = dnnl::memory::format_tag;
-    using dt = dnnl::memory::data_type;
-    dnnl::engine& engine = onednn::engine();
-    dnnl::memory src({{m, k_}, dt::f32, tag::ab}, engine, const_cast<float*>(a));
-    dnnl::memory dst({{m, n_}, dt::f32, tag::ab}, engine, c);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, *e->packed}, {DNNL_ARG_DST, dst}};
-    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory({{1, n_}, dt::f32, tag::ab}, engine, const_cast<float*>(bias)));
-    e->product.execute(cache_->stream, args);
+    e->src.set_data_handle(const_cast<float*>(a));
+    e->dst.set_data_handle(c);
+    if (bias) e->bias_values.set_data_handle(const_cast<float*>(bias));
+    e->product.execute(cache_->stream, e->args);
     cache_->stream.wait();
     return true;
   } catch (const dnnl::error&) {
