@@ -13,6 +13,7 @@
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/rewriting.hpp"
+#include "inferopt/ir/shapes.hpp"
 #include "graph_rewrite_util.hpp"
 #include "kernels/nchwc.hpp"
 
@@ -309,6 +310,7 @@ class blocked_layout_rewrite {
   /// GatherChannels of this rewrite made.
   struct channel_origin {
     ir::value* base;
+    std::int64_t base_channels;  // the real channel count of base
     std::int64_t channel;
   };
 
@@ -316,7 +318,7 @@ class blocked_layout_rewrite {
   std::vector<channel_origin> origins_of(const blocked_twin& t) const {
     if (const auto g = gathered_.find(t.value); g != gathered_.end()) return g->second;
     std::vector<channel_origin> own;
-    for (std::int64_t c = 0; c < t.channels; ++c) own.push_back({t.value, c});
+    for (std::int64_t c = 0; c < t.channels; ++c) own.push_back({t.value, t.channels, c});
     return own;
   }
 
@@ -331,7 +333,7 @@ class blocked_layout_rewrite {
       auto at = std::find(bases.begin(), bases.end(), o.base);
       if (at == bases.end()) {
         offsets.push_back(offsets.empty() ? 0 : offsets.back() + channels.back());
-        channels.push_back(twin_channels_.at(o.base));
+        channels.push_back(o.base_channels);
         at = bases.insert(bases.end(), o.base);
       }
       sources.push_back(offsets[static_cast<std::size_t>(at - bases.begin())] + o.channel);
@@ -349,7 +351,6 @@ class blocked_layout_rewrite {
     ir::value* y = gather->output(0);
     const auto count = static_cast<std::int64_t>(origins.size());
     twin_[n.output(output)] = {y, count, one_by_one};
-    twin_channels_[y] = count;
     gathered_[y] = origins;
     gathers_.push_back(gather);
   }
@@ -444,8 +445,9 @@ class blocked_layout_rewrite {
     ir::node* transpose = only_reader_if(*split_view.output(0), "Transpose");
     ir::node* merge_view = transpose ? only_reader_if(*transpose->output(0), "Reshape") : nullptr;
     if (!merge_view || transpose->attr_ints("perm", {}) != std::vector<std::int64_t>{0, 2, 1, 3, 4}) return;
-    const std::vector<std::int64_t> x = static_dims(*split_view.input(0)), grouped = static_dims(*split_view.output(0)),
-                                    y = static_dims(*merge_view->output(0));
+    const auto dims_of = [](const ir::value* v) { return ir::static_dims(v).value_or(std::vector<std::int64_t>{}); };
+    const std::vector<std::int64_t> x = dims_of(split_view.input(0)), grouped = dims_of(split_view.output(0)),
+                                    y = dims_of(merge_view->output(0));
     const std::int64_t channels = found->second.channels;
     if (x.size() != 4 || x != y || x[1] != channels || grouped.size() != 5 || grouped[0] != x[0] ||
         grouped[1] * grouped[2] != channels || grouped[3] != x[2] || grouped[4] != x[3]) {
@@ -462,17 +464,6 @@ class blocked_layout_rewrite {
     add_gather(*merge_view, 0, origins, found->second.one_by_one);
     absorbed_.insert(merge_view);
     converted_.push_back(merge_view);
-  }
-
-  /// The dims of `v` when all are static; else empty.
-  static std::vector<std::int64_t> static_dims(const ir::value& v) {
-    if (!v.type() || !v.type()->dims) return {};
-    std::vector<std::int64_t> dims;
-    for (const ir::dim& d : *v.type()->dims) {
-      if (!d.is_static()) return {};
-      dims.push_back(d.value());
-    }
-    return dims;
   }
 
   /// Transpose between NCHW and NHWC at a blocked region's edge: [0, 2, 3, 1] of a blocked
@@ -527,7 +518,6 @@ class blocked_layout_rewrite {
     ir::node* reorder = g_.add_node({"ReorderInput", {&v}, {""}, only(ir::attribute::make_int("block", block_)), "", nchwc_domain}, &before);
     ++added_;
     twin_[&v] = {reorder->output(0), channels, false};
-    twin_channels_[reorder->output(0)] = channels;
     return reorder->output(0);
   }
 
@@ -539,7 +529,6 @@ class blocked_layout_rewrite {
     ir::node* twin = g_.add_node({std::move(op), std::move(inputs), {""}, std::move(attributes), std::move(label), std::move(domain)}, &n);
     ++added_;
     twin_[n.output(0)] = {twin->output(0), channels, one_by_one};
-    twin_channels_[twin->output(0)] = channels;
     converted_.push_back(&n);
   }
 
@@ -580,7 +569,6 @@ class blocked_layout_rewrite {
   std::vector<ir::node*> converted_;
   std::unordered_set<const ir::node*> absorbed_;  // folded into a converted node
   std::unordered_map<const ir::value*, ir::value*> per_channel_;  // constants made blocked
-  std::unordered_map<const ir::value*, std::int64_t> twin_channels_;  // real channels of each blocked value
   std::unordered_map<const ir::value*, std::vector<channel_origin>> gathered_;  // GatherChannels outputs
   std::vector<ir::node*> gathers_;
   int added_ = 0;  // nodes added: the graph changed

@@ -14,7 +14,8 @@
 // allowed); a Mul by a per-channel scale that is 1 x 1 by construction (squeeze-excitation:
 // GlobalAveragePool, then 1x1 convs and elementwise ops) becomes inferopt.nchwc ChannelScale,
 // and so does a BatchNormalization with constant parameters (with the Relu after it);
-// Concat along the channels of blocked inputs only becomes inferopt.nchwc Concat.
+// Concat, Slice and Split along the channels of blocked inputs and the Reshape-Transpose-
+// Reshape channel shuffle become inferopt.nchwc GatherChannels, composed into one copy.
 // Every other op reads NCHW. The converted nodes keep the original node's label, so
 // per-node profiles still name them.
 #include "inferopt/ir/fwd.hpp"
