@@ -1,5 +1,6 @@
 #include "inferopt/runtime/tensor.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -145,6 +146,22 @@ tensor tensor::clone() const {
   tensor t(dtype_, shape_);
   if (byte_size()) std::memcpy(t.data_, cdata_, byte_size());
   return t;
+}
+
+bool tensor::owns_storage_alone() const noexcept {
+  // use_count() is a relaxed load: seeing 1 does not order this thread after another one's
+  // reads of the buffer before it dropped its reference (a caller reading the last run's
+  // output on another thread, then the next run writing into it). The other thread's
+  // decrement is a release; an acquire here pairs with it.
+  if (data_ == nullptr || holder_.use_count() != 1) return false;
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer does not model fences. Copying the holder is an acq_rel increment of the
+  // same counter in libstdc++, which it does model: the same edge, visible to it.
+  [[maybe_unused]] const auto probe = holder_;
+#else
+  std::atomic_thread_fence(std::memory_order_acquire);
+#endif
+  return true;
 }
 
 bool tensor::try_reuse(data_type type, const shape_t& shape) {

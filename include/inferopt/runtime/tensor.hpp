@@ -85,8 +85,9 @@ class tensor {
   [[nodiscard]] bool shares_storage_with(const tensor& other) const noexcept {
     return holder_ != nullptr && !holder_.owner_before(other.holder_) && !other.holder_.owner_before(holder_);
   }
-  /// True when no other tensor shares this storage.
-  [[nodiscard]] bool owns_storage_alone() const noexcept { return holder_.use_count() == 1 && data_ != nullptr; }
+  /// True when no other tensor shares this storage. The caller may then write to it: what
+  /// other threads did with it before letting go happens before this returns.
+  [[nodiscard]] bool owns_storage_alone() const noexcept;
   /// Reuses this tensor's buffer for a new type/shape when it is large enough and not shared.
   [[nodiscard]] bool try_reuse(data_type type, const shape_t& shape);
 
