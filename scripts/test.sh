@@ -9,7 +9,7 @@ scripts/install-deps.sh --python
 
 jobs=$(nproc)
 # Sanitizer builds: -O1 (what the sanitizers' docs suggest) and line tables only (all a report's
-# stack needs) compile in about 45% of -O2 -g's time; the sanitized tests run seconds either way.
+# stack needs) compile in about 45% of -O2 -g's time (one GEMM kernel file: 145 s -> 63 s).
 sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG")
 python_flag=()
