@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -32,6 +33,17 @@ inference_request rows_of(std::int64_t rows, float first, std::int64_t width = 2
   std::vector<float> v;
   for (std::int64_t r = 0; r < rows; ++r) v.insert(v.end(), static_cast<std::size_t>(width), first + static_cast<float>(r));
   return inference_request{{{"x", tensor::from_values<float>({rows, width}, v)}}, priority, timeout};
+}
+
+/// relu(x W) for x of [batch, 4], batch symbolic.
+ir::model linear_relu_model() {
+  ir::model m = ir::make_model("linear");
+  ir::graph_builder gb(m.graph(), 5);
+  ir::value* x = gb.input("x", ir::data_type::float32, ir::shape{ir::dim{"batch"}, ir::dim{4}});
+  std::vector<float> w(12);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  gb.output(gb.op("Relu", {gb.op("MatMul", {x, gb.constant("w", {4, 3}, w)})}));
+  return m;
 }
 
 /// A runner computing y = 2 x and a non-batched output, and noting each batch's rows.
@@ -323,17 +335,6 @@ TEST_CASE("batcher gives each of many concurrent clients its own rows", "[serve]
   CHECK(static_cast<std::uint64_t>(total) == b.metrics().batch_rows.sum());
 }
 
-/// relu(x W) for x of [batch, 4], batch symbolic.
-ir::model linear_relu_model() {
-  ir::model m = ir::make_model("linear");
-  ir::graph_builder gb(m.graph(), 5);
-  ir::value* x = gb.input("x", ir::data_type::float32, ir::shape{ir::dim{"batch"}, ir::dim{4}});
-  std::vector<float> w(12);
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.25f * static_cast<float>(i) - 1.0f;
-  gb.output(gb.op("Relu", {gb.op("MatMul", {x, gb.constant("w", {4, 3}, w)})}));
-  return m;
-}
-
 TEST_CASE("batcher over a session with a symbolic batch equals running each request alone", "[serve][batcher]") {
   const ir::model m = linear_relu_model();
   runtime::session session(m, runtime::session_options{.threads = 1});
@@ -372,6 +373,9 @@ TEST_CASE("batcher's client may read and drop an output while the instance runs 
                 while (!dropped.load(std::memory_order_relaxed)) std::this_thread::yield();
               return session.run(in);
             }});
+  // Released before the batcher stops, so a failed REQUIRE below cannot leave its runner waiting.
+  const std::unique_ptr<std::atomic<bool>, void (*)(std::atomic<bool>*)> release_runner(
+      &dropped, [](std::atomic<bool>* flag) { flag->store(true, std::memory_order_relaxed); });
   const tensor_map first{{"x", tensor::from_values<float>({1, 4}, {1, 2, 3, 4})}};
   const tensor_map second{{"x", tensor::from_values<float>({1, 4}, {-4, 3, -2, 1})}};
   auto f1 = b.submit(inference_request{first});
