@@ -74,6 +74,7 @@ struct bench_options {
   bool profile = false;
   int slowest_nodes = 0;
   bool memory_plan = true;
+  bool winograd = true;
 };
 
 /// The timed runs, sorted, and the mean time per op type and per node over them (when profiling).
@@ -118,6 +119,8 @@ nlohmann::json bench_json(const bench_options& o, const timings& t, const runtim
                       {"lower_bound_bytes", plan.lower_bound_bytes},
                       {"naive_bytes", plan.naive_bytes},
                       {"planned_tensors", plan.planned_tensors}};
+  const runtime::weight_memory_info weights = s.weight_memory();
+  j["weights"] = {{"initializer_bytes", weights.initializer_bytes}, {"kernel_bytes", weights.kernel_bytes}};
   return j;
 }
 
@@ -155,6 +158,9 @@ void print_bench(const bench_options& o, const timings& t, const nlohmann::json&
   } else {
     std::cout << "memory plan: off (dead buffers are pooled)\n";
   }
+  const runtime::weight_memory_info weights = s.weight_memory();
+  std::cout << "weights held: " << mib(weights.initializer_bytes + weights.kernel_bytes) << " MiB ("
+            << mib(weights.kernel_bytes) << " MiB in the kernels' own layouts)\n";
   if (steady_peak) std::cout << "peak RSS over the timed runs: " << mib(*steady_peak) << " MiB\n";
   if (o.profile) print_profile("time per op type", t.profile, t.profile.size());
   if (o.slowest_nodes > 0) print_profile("slowest nodes", t.node_profile, static_cast<std::size_t>(o.slowest_nodes));
@@ -169,7 +175,8 @@ int bench_model(const bench_options& o) {
   std::unique_ptr<runtime::session> session;
   {
     const ir::model m = load_checked(o.model);
-    session = std::make_unique<runtime::session>(m, runtime::session_options{.threads = o.threads, .memory_plan = o.memory_plan});
+    session = std::make_unique<runtime::session>(
+        m, runtime::session_options{.threads = o.threads, .memory_plan = o.memory_plan, .winograd = o.winograd});
   }
   runtime::session& s = *session;
   s.set_profiling(o.profile || o.slowest_nodes > 0);
@@ -225,6 +232,7 @@ void declare_bench(CLI::App& sub, bench_options& o) {
   sub.add_option("--threads", o.threads, "Threads (default: all cores)");
   sub.add_flag("--json", o.json, "Print one JSON object");
   sub.add_flag("!--no-memory-plan", o.memory_plan, "Pool dead buffers instead of planning intermediates into one arena");
+  sub.add_flag("!--no-winograd", o.winograd, "Run 3x3 convolutions with the direct kernel only (smaller weights, slower)");
   sub.add_flag("--profile", o.profile, "Also report time per op type");
   sub.add_option("--slowest-nodes", o.slowest_nodes, "Also report the N slowest nodes (their time per run)");
 }

@@ -84,7 +84,7 @@ int choose_block(const ir::graph& g, int widest) {
 
 class blocked_layout_rewrite {
  public:
-  blocked_layout_rewrite(ir::graph& g, int block) : g_(g), block_(block) {}
+  blocked_layout_rewrite(ir::graph& g, int block, bool winograd) : g_(g), block_(block), winograd_(winograd) {}
 
   int run() {
     const std::vector<ir::node*> order(g_.nodes().begin(), g_.nodes().end());
@@ -148,11 +148,30 @@ class blocked_layout_rewrite {
     const swish_nodes swish = swish_after(n);
     const bool one_by_one = found != twin_.end() && found->second.one_by_one && w->dims[2] == 1 && w->dims[3] == 1 &&
                             unpadded(n);
+    const bool winograd = winograd_ && winograd_fits(n, *w);
     std::vector<ir::attribute> attributes = std::move(n.attributes());  // n goes away
     attributes.push_back(ir::attribute::make_int("block", block_));
     if (swish.mul) attributes.push_back(ir::attribute::make_string("activation", "Swish"));
+    if (winograd) attributes.push_back(ir::attribute::make_string("algorithm", "winograd"));
     add_twin(n, "Conv", nchwc_domain, std::move(inputs), std::move(attributes), out_channels, one_by_one);
     if (swish.mul) absorb({swish.sigmoid, swish.mul}, *n.output(0));
+  }
+
+  /// Whether oneDNN's Winograd kernel should run this conv: 3x3, stride 1, no dilation, one
+  /// group, 16-lane blocks (AVX-512, where oneDNN has the kernel), and
+  /// - an input of static shape: the kernel's weight layout depends on the batch, and oneDNN
+  ///   cannot reorder out of it into another once the initializer is released;
+  /// - at least 14 x 14 output pixels: the weights grow by 7/9 whatever the image size, the time
+  ///   saved shrinks with it (ResNet-50's 512 channels at 7 x 7: +7 MiB for 0.6 ms per conv, its
+  ///   256 at 14 x 14: +1.75 MiB for 0.9 ms; docs/BENCHMARKS.md).
+  bool winograd_fits(const ir::node& n, const ir::tensor& w) const {
+    if (block_ != 16 || n.attr_int("group", 1) != 1 || w.dims[2] != 3 || w.dims[3] != 3) return false;
+    const std::vector<std::int64_t> ones(2, 1);
+    if (n.attr_ints("strides", ones) != ones || n.attr_ints("dilations", ones) != ones) return false;
+    const auto in = ir::static_dims(n.input(0));
+    const auto out = ir::static_dims(n.output(0));
+    constexpr std::int64_t min_side = 14;
+    return in && in->size() == 4 && out && out->size() == 4 && (*out)[2] >= min_side && (*out)[3] >= min_side;
   }
 
   /// Whether a conv adds no padding (explicitly or by auto_pad).
@@ -565,6 +584,7 @@ class blocked_layout_rewrite {
 
   ir::graph& g_;
   int block_;
+  bool winograd_;
   std::unordered_map<const ir::value*, blocked_twin> twin_;
   std::vector<ir::node*> converted_;
   std::unordered_set<const ir::node*> absorbed_;  // folded into a converted node
@@ -576,6 +596,8 @@ class blocked_layout_rewrite {
 
 }  // namespace
 
-int use_blocked_layout(ir::graph& g, int block) { return blocked_layout_rewrite(g, choose_block(g, block)).run(); }
+int use_blocked_layout(ir::graph& g, int block, bool winograd) {
+  return blocked_layout_rewrite(g, choose_block(g, block), winograd).run();
+}
 
 }  // namespace inferopt::runtime::detail

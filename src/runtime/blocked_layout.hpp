@@ -24,7 +24,8 @@ namespace inferopt::runtime::detail {
 
 /// Rewrites `g` in place for the CPU's widest channel block `block` (16 or 8; 8 also on
 /// AVX-512 where it lets oneDNN run more of the convolutions); returns the number of nodes
-/// it added (0: the graph is unchanged and uses no inferopt.nchwc op).
-int use_blocked_layout(ir::graph& g, int block);
+/// it added (0: the graph is unchanged and uses no inferopt.nchwc op). With `winograd`, the
+/// convs it fits are marked for the Winograd kernel (session_options::winograd).
+int use_blocked_layout(ir::graph& g, int block, bool winograd);
 
 }  // namespace inferopt::runtime::detail

@@ -97,7 +97,7 @@ session::session(const ir::model& m, session_options options)
   if (options_.rewrite_graph && !options_.on_value && !options_.kernels) {
     if (detail::use_int8_kernels(*graph_, opset_) > 0) domain_opsets_[nn::executor_fused_domain] = 1;
     const int block = nn::nchwc_block();
-    if (block > 0 && detail::use_blocked_layout(*graph_, block) > 0) domain_opsets_[nn::nchwc_domain] = 1;
+    if (block > 0 && detail::use_blocked_layout(*graph_, block, options_.winograd) > 0) domain_opsets_[nn::nchwc_domain] = 1;
     if (detail::fuse_linear_gelu(*graph_) > 0) domain_opsets_[nn::executor_fused_domain] = 1;
   }
   prepare(*graph_, options_.kernels ? *options_.kernels : builtin_kernels());
@@ -230,6 +230,15 @@ std::vector<std::size_t> session::add_steps(const ir::graph& g, const kernel_reg
 memory_plan_info session::memory_plan() const {
   const detail::arena_stats& s = arena_->stats();
   return {planned_last_run_, s.arena_bytes, s.lower_bound_bytes, s.naive_bytes, s.planned_tensors};
+}
+
+weight_memory_info session::weight_memory() const {
+  weight_memory_info info;
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (is_constant_slot_[s] && slots_[s].raw() != nullptr) info.initializer_bytes += slots_[s].byte_size();
+  }
+  for (const step& st : steps_) info.kernel_bytes += st.run->own_bytes();
+  return info;
 }
 
 /// What one run keeps from step to step.

@@ -524,3 +524,77 @@ TEST_CASE("a ShuffleNet unit's concatenation, shuffle and chunk run as blocked c
     }
   }
 }
+
+namespace {
+
+/// x [1, 16, side, side] (fixed) -> 3x3 conv to 32 -> Relu -> 3x3 conv to 16, "same" padding.
+ir::model two_3x3_convs(std::int64_t side) {
+  ir::model m = opset17_model("winograd");
+  ir::graph_builder gb(m.graph(), 8);
+  ir::value* x = gb.input("x", ir::data_type::float32, static_shape({1, 16, side, side}));
+  gb.output(conv(gb, gb.relu(conv(gb, x, 16, 32, 3)), 32, 16, 3));
+  ir::infer_shapes(m);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("3x3 convs of a fixed shape run the Winograd kernel as the plain ones compute, and report its larger weights",
+          "[runtime][nchwc]") {
+  const std::size_t direct_weight_bytes = (32 * 16 + 16 * 32) * 9 * sizeof(float), bias_bytes = (32 + 16) * sizeof(float);
+  for (std::int64_t side : {8, 16}) {
+    for (int threads : {1, 2}) {
+      INFO("side " << side << " threads " << threads);
+      const ir::model m = two_3x3_convs(side);
+      const runtime::tensor_map feeds{
+          {"x", tensor::from_values<float>({1, 16, side, side}, random_values(static_cast<std::size_t>(16 * side * side), 9))}};
+      runtime::session winograd(m, runtime::session_options{.threads = threads});
+      runtime::session direct(m, runtime::session_options{.threads = threads, .winograd = false});
+      const tensor plain = run(m, feeds, false, threads).begin()->second;
+      CHECK(test::compare_tensors(winograd.run(feeds).begin()->second, plain, 1e-4, 1e-4) == "");
+      CHECK(test::compare_tensors(direct.run(feeds).begin()->second, plain, 1e-4, 1e-4) == "");
+      if (runtime::blocked_layout_block() == 0) continue;
+      // After the first run the kernels hold the weights in their layouts; the session keeps the biases.
+      const runtime::weight_memory_info w = winograd.weight_memory(), d = direct.weight_memory();
+      CHECK(d.kernel_bytes == direct_weight_bytes);
+      CHECK(d.initializer_bytes == bias_bytes);
+      CHECK(w.initializer_bytes == bias_bytes);
+      // oneDNN's Winograd kernel (AVX-512, blocks of 16) keeps 4x4 transformed taps per 3x3.
+      if (runtime::blocked_layout_block() == 16 && side >= 14) CHECK(w.kernel_bytes > d.kernel_bytes);
+      else CHECK(w.kernel_bytes == d.kernel_bytes);
+    }
+  }
+}
+
+TEST_CASE("a Winograd conv whose initializer was released refuses, in one line, a batch whose layout it lacks", "[runtime][nchwc]") {
+  if (runtime::blocked_layout_block() != 16) {
+    WARN("no 16-channel blocked layout on this CPU or build: nothing to check");
+    return;
+  }
+  ir::model m = opset17_model("winograd_kernel");
+  m.opsets.push_back({"inferopt.nchwc", 1});
+  ir::graph_builder gb(m.graph());
+  ir::value* x = gb.input("x", ir::data_type::float32, static_shape({1, 1, 16, 16, 16}));
+  ir::value* w = gb.constant("w", {16, 16, 3, 3}, random_values(16 * 16 * 9, 10, 0.2f));
+  std::vector<ir::attribute> attrs = test::square_conv_attributes(3, 1, 1, 1, 1);
+  attrs.push_back(ir::attribute::make_int("block", 16));
+  attrs.push_back(ir::attribute::make_string("algorithm", "winograd"));
+  const ir::node& n = *m.graph().add_node(ir::node_spec{"Conv", {x, w}, {"y"}, std::move(attrs), "", "inferopt.nchwc"});
+  const runtime::kernel_factory* make = runtime::builtin_kernels().find("inferopt.nchwc", "Conv", 1);
+  REQUIRE(make != nullptr);
+  const std::unique_ptr<runtime::kernel> k = (*make)(runtime::kernel_build_info{n, 1});
+  const tensor weights = tensor::from_ir(*w->initializer());
+  const auto compute = [&](std::int64_t batch, const tensor* w_input) {
+    const tensor xs = tensor::from_values<float>({batch, 1, 16, 16, 16}, random_values(static_cast<std::size_t>(batch * 4096), 11));
+    const std::vector<const tensor*> inputs{&xs, w_input};
+    std::vector<tensor> outputs(1);
+    runtime::kernel_context ctx(n, inputs, outputs, 1);
+    k->compute(ctx);
+  };
+  // oneDNN lays Winograd weights out per kernel: F(2x2, 3x3) at batch 1, F(4x4, 3x3) above.
+  compute(1, &weights);
+  REQUIRE(k->holds_own_copy(1));
+  CHECK_THROWS_WITH(compute(2, nullptr), Catch::Contains("Winograd weights were laid out for another input shape"));
+  compute(4, &weights);  // while the initializer is there, a new layout is reordered from it
+  CHECK_NOTHROW(compute(8, nullptr));  // the batch-4 layout serves batch 8
+}

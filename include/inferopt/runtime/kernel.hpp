@@ -70,6 +70,8 @@ class kernel {
     (void)input;
     return false;
   }
+  /// Bytes of weights the kernel holds in its own layouts (reports: the session's weights).
+  [[nodiscard]] virtual std::size_t own_bytes() const noexcept { return 0; }
 };
 
 /// What a factory gets to build a kernel: the node and the opset its domain imports.

@@ -127,6 +127,9 @@ class qconv_kernel final : public kernel {
   const std::int8_t* weights_;  // the initializer's data (kept alive by the session's graph)
   onednn::recent_primitives<primitive> cache_;
   onednn::weight_layouts<> weights_in_;
+
+ public:
+  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_in_.bytes(); }
 };
 
 /// The spec of `n` (QLinearConvNhwc) or, for a probe, of an ONNX Conv `n` with the given weight

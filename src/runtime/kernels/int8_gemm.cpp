@@ -93,6 +93,9 @@ class qgemm_kernel final : public kernel {
   const std::int8_t* weights_;  // the initializer's data (kept alive by the session's graph)
   onednn::recent_primitives<primitive> cache_;
   onednn::weight_layouts<> weights_in_;
+
+ public:
+  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_in_.bytes(); }
 };
 
 std::unique_ptr<kernel> make_qgemm(const kernel_build_info& info) {

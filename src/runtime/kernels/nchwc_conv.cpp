@@ -6,7 +6,8 @@
 // Inputs: X ([N, C/b, H, W, b] blocked, or [N, C, H, W] plain for a stem whose C is below the
 // block), W and B as in Conv, Z (FusedConv's residual, blocked like Y). Output: Y blocked.
 // Attributes: Conv's, block (8 or 16), and FusedConv's activation and activation_params, or
-// activation "Swish" (x * sigmoid(x), folded in by the session).
+// activation "Swish" (x * sigmoid(x), folded in by the session), and algorithm "winograd"
+// (oneDNN's F(2x2, 3x3) kernel where it has one for the shape, else the direct one).
 // Y = act(conv(X, W) + B + Z): Z is copied into Y and added by oneDNN's sum post-op, the
 // activation is an eltwise post-op, so both happen while the output tile is in cache. Swish is
 // the exception: a vector pass over Y after the conv (swish_in_place says why).
@@ -59,6 +60,7 @@ struct conv_spec {
   activation_spec act;
   bool swish = false;  // x * sigmoid(x), which the session folds in (blocked_layout.hpp)
   bool residual = false;
+  bool winograd = false;  // oneDNN's winograd kernel where it has one for the shape
   int block = 16;
   dims w_shape;  // [M, C/group, kh, kw]
 };
@@ -78,10 +80,19 @@ dnnl::convolution_forward::primitive_desc describe_conv(const conv_spec& s, std:
   const memory::dims strides{g.stride[0], g.stride[1]};
   const memory::dims dilates{g.dilation[0] - 1, g.dilation[1] - 1};
   const memory::dims pad_l{g.pad_begin[0], g.pad_begin[1]}, pad_r{g.pad_end[0], g.pad_end[1]};
-  const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src,
-                                          weights, bias, dst, strides, dilates, pad_l, pad_r);
   dnnl::primitive_attr attr;
   attr.set_post_ops(conv_post_ops(s.act, s.residual));
+  if (s.winograd) {
+    try {
+      const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_winograd, src,
+                                              weights, bias, dst, strides, dilates, pad_l, pad_r);
+      return {d, attr, onednn::engine()};
+    } catch (const dnnl::error&) {
+      // No winograd kernel for this shape or CPU: the direct one below.
+    }
+  }
+  const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src,
+                                          weights, bias, dst, strides, dilates, pad_l, pad_r);
   return {d, attr, onednn::engine()};
 }
 
@@ -173,7 +184,7 @@ class nchwc_conv_kernel final : public kernel {
           const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));
           const auto pd = describe_conv(spec_, n, h, w, g, plain_input, has_bias);
           primitive p{n, h, w, g.out[0], g.out[1], plain_input, has_bias, dnnl::convolution_forward(pd),
-                      memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE), reordered_weights(pd.weights_desc()),
+                      memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE), reordered_weights(ctx, pd.weights_desc()),
                       memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE), {}};
           p.args = {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst}};
@@ -182,11 +193,19 @@ class nchwc_conv_kernel final : public kernel {
         });
   }
 
-  /// The initializer's weights in `layout`, shared by the primitives that want it. After the
-  /// first, a layout is reordered from a copy the kernel holds, not from the initializer, which
-  /// the session may have released (holds_own_copy).
-  memory reordered_weights(const memory::desc& layout) {
-    return weights_in_.in(layout, [&] { return weights_in_.empty() ? onnx_weights(weights_) : weights_in_.latest(); });
+  /// The initializer's weights in `layout`, shared by the primitives that want it: reordered
+  /// from the initializer while the session still has it, else from a copy the kernel holds
+  /// (the session releases initializers its readers copied: holds_own_copy). oneDNN reorders
+  /// nothing out of a Winograd layout, so a conv that released its weights for one is bound
+  /// to the input shape it first saw (the session marks only convs whose shape is fixed).
+  memory reordered_weights(const kernel_context& ctx, const memory::desc& layout) {
+    return weights_in_.in(layout, [&] {
+      if (weights_in_.empty() || ctx.has_input(1)) return onnx_weights(weights_);
+      if (weights_in_.latest().get_desc().data.format_kind == dnnl_format_kind_wino) {
+        ctx.fail("its Winograd weights were laid out for another input shape and its initializer was released");
+      }
+      return weights_in_.latest();
+    });
   }
 
   /// Weights `w` as ONNX lays them out.
@@ -196,6 +215,7 @@ class nchwc_conv_kernel final : public kernel {
 
  public:
   [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && !weights_in_.empty(); }
+  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_in_.bytes(); }
 
  private:
   conv_spec spec_;
@@ -213,6 +233,7 @@ conv_spec spec_of(const kernel_build_info& info, int block) {
   s.swish = n.attr_string("activation", "") == "Swish";
   if (!s.swish) s.act = fused_conv_activation(info);
   s.residual = n.inputs().size() > 3 && n.input(3) != nullptr;
+  s.winograd = n.attr_string("algorithm", "") == "winograd";
   s.block = block;
   const ir::value* w = n.input(1);
   if (!w || !w->initializer() || !w->initializer()->has_data() || w->initializer()->dtype != data_type::float32 ||

@@ -185,6 +185,7 @@ class packed_attention_kernel final : public attention_kernel_base {
   }
 
   [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && weights_.holds_copy(); }
+  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_.own_bytes(); }
 
   void compute(kernel_context& ctx) override {
     const tensor& input = ctx.input(0);

@@ -1,6 +1,7 @@
 // oneDNN's matmul primitive on prepacked weights (nn_constant_product.hpp).
 #include "nn_constant_product.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
@@ -104,6 +105,18 @@ bool constant_weight_product::run(const void* b, const float* a, std::int64_t m,
 }
 bool constant_weight_product::holds_copy() const noexcept { return cache_ && !cache_->entries.empty(); }
 
+std::size_t constant_weight_product::own_bytes() const noexcept {
+  std::size_t sum = unpacked_.size() * sizeof(float);
+  if (!cache_) return sum;
+  std::vector<const dnnl::memory*> counted;  // entries of one layout share their copy
+  for (const cache::entry& e : cache_->entries) {
+    if (std::find(counted.begin(), counted.end(), e.packed.get()) != counted.end()) continue;
+    counted.push_back(e.packed.get());
+    sum += e.packed->get_desc().get_size();
+  }
+  return sum;
+}
+
 const float* constant_weight_product::plain() {
   if (unpacked_.empty() && holds_copy()) {
     using tag = dnnl::memory::format_tag;
@@ -122,6 +135,7 @@ bool constant_weight_product::run(const void*, const float*, std::int64_t, const
   return false;
 }
 bool constant_weight_product::holds_copy() const noexcept { return false; }
+std::size_t constant_weight_product::own_bytes() const noexcept { return 0; }
 const float* constant_weight_product::plain() { return nullptr; }
 #endif
 

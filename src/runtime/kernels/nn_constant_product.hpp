@@ -43,6 +43,8 @@ class constant_weight_product {
   [[nodiscard]] bool holds(const void* data) const noexcept { return data == nullptr ? holds_copy() : data == weights_; }
   /// Whether it holds W in its own packed copy (then the session may release the initializer).
   [[nodiscard]] bool holds_copy() const noexcept;
+  /// Bytes of the packed copies and of W unpacked from them (reports).
+  [[nodiscard]] std::size_t own_bytes() const noexcept;
   /// The node's W this run: input `index`, or, once the session released it, a float32 tensor
   /// of W's shape without data (pass its null raw() to `run`; `plain` gives the values).
   [[nodiscard]] const tensor& operand(const kernel_context& ctx, std::size_t index) const;

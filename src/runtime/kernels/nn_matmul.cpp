@@ -101,6 +101,7 @@ class matmul_kernel final : public kernel {
   }
 
   [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && weights_.holds_copy(); }
+  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_.own_bytes(); }
 
   constant_weight_product weights_;  // B, when it is a float matrix initializer
 };
@@ -215,6 +216,7 @@ class gemm_kernel final : public kernel {
   float alpha_, beta_;
   activation_spec act_;  // identity for Gemm
   [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && weights_.holds_copy(); }
+  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_.own_bytes(); }
 
   constant_weight_product weights_;  // B, when it is a float matrix initializer
 };

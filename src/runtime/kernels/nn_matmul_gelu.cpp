@@ -39,6 +39,7 @@ class matmul_gelu_kernel final : public kernel {
   }
 
   [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return input == 1 && weights_.holds_copy(); }
+  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_.own_bytes(); }
 
   void compute(kernel_context& ctx) override {
     const tensor& a = ctx.input(0);

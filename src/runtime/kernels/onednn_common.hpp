@@ -87,6 +87,12 @@ class weight_layouts {
     return target;
   }
   [[nodiscard]] bool empty() const noexcept { return copies_.empty(); }
+  /// Bytes the copies take.
+  [[nodiscard]] std::size_t bytes() const noexcept {
+    std::size_t sum = 0;
+    for (const dnnl::memory& m : copies_) sum += m.get_desc().get_size();
+    return sum;
+  }
   /// The latest copy (empty() must be false).
   [[nodiscard]] const dnnl::memory& latest() const { return copies_.back(); }
 
