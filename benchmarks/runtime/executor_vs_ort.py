@@ -68,9 +68,9 @@ def ort_p50(sess, feeds, iters, warmup):
     return statistics.median(times)
 
 
-def inferopt_bench(cli, path, threads, iters, warmup, input_dir):
+def inferopt_bench(cli, path, threads, iters, warmup, input_dir, extra=()):
     cmd = [cli, "bench", str(path), "--json", "--profile", "--threads", str(threads), "--iters", str(iters),
-           "--warmup", str(warmup), "--input-dir", str(input_dir)]
+           "--warmup", str(warmup), "--input-dir", str(input_dir), *extra]
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
 
 
@@ -81,7 +81,7 @@ def write_inputs(feeds, folder):
 
 
 def measure(args, model, tmp):
-    """{threads: (inferopt P50, onnxruntime P50, inferopt per-op profile)} for one model."""
+    """{threads: (inferopt P50, onnxruntime P50, inferopt per-op profile, P50 with --variant or None)}."""
     opt = tmp / (model.stem + f".O{args.level}.onnx")
     subprocess.run([args.cli, "optimize", str(model), "-o", str(opt), f"-O{args.level}"], check=True,
                    capture_output=True)
@@ -91,13 +91,17 @@ def measure(args, model, tmp):
     result = {}
     for threads in args.threads:
         sess = ort_session(opt if args.ort_on == "optimized" else model, threads)
-        ours, theirs, profile = [], [], {}
+        ours, theirs, variant, profile = [], [], [], {}
         for _ in range(args.rounds):
             j = inferopt_bench(args.cli, opt, threads, args.iters, args.warmup, input_dir)
             ours.append(j["p50_ms"])
             profile = j.get("profile_ms", {})
             theirs.append(ort_p50(sess, feeds, args.iters, args.warmup))
-        result[threads] = (statistics.median(ours), statistics.median(theirs), profile)
+            if args.variant:
+                variant.append(inferopt_bench(args.cli, opt, threads, args.iters, args.warmup, input_dir,
+                                              args.variant.split())["p50_ms"])
+        result[threads] = (statistics.median(ours), statistics.median(theirs), profile,
+                           statistics.median(variant) if variant else None)
     return result
 
 
@@ -112,18 +116,21 @@ def main():
     ap.add_argument("--seq", type=int, default=128, help="sequence length of integer (token) inputs")
     ap.add_argument("--ort-on", default="original", choices=["original", "optimized"])
     ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument("--variant", default="", help="bench flags of a third candidate in every round, e.g. --no-winograd")
     ap.add_argument("models", nargs="+", type=Path)
     args = ap.parse_args()
     print(f"onnxruntime {ort.__version__} on the {args.ort_on} model, inferopt on -O{args.level}; "
           f"{args.rounds} rounds x {args.iters} runs, alternating\n")
-    head = " | ".join(f"{t} thr inferopt ms | {t} thr ORT ms | {t} thr ratio" for t in args.threads)
+    extra = f" | {{t}} thr ratio with {args.variant}" if args.variant else ""
+    head = " | ".join(f"{t} thr inferopt ms | {t} thr ORT ms | {t} thr ratio" + extra.format(t=t) for t in args.threads)
     print(f"| model | {head} | inferopt {args.threads[0]}->{args.threads[-1]} thr scaling |")
-    print("|---" * (2 + 3 * len(args.threads)) + "|")
+    print("|---" * (2 + (4 if args.variant else 3) * len(args.threads)) + "|")
     profiles = {}
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             result = measure(args, model, Path(tmp))
-            cells = " | ".join(f"{a:.2f} | {b:.2f} | **{a / b:.2f}**" for a, b, _ in result.values())
+            cells = " | ".join(f"{a:.2f} | {b:.2f} | **{a / b:.2f}**" + (f" | {v / b:.2f}" if v else "")
+                               for a, b, _, v in result.values())
             first, last = result[args.threads[0]][0], result[args.threads[-1]][0]
             print(f"| {model.stem} | {cells} | {first / last:.2f}x |")
             sys.stdout.flush()

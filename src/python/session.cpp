@@ -19,9 +19,12 @@ namespace {
 
 class py_session {
  public:
-  py_session(const ir::model& m, int threads, bool memory_plan) {
+  py_session(const ir::model& m, int threads, bool memory_plan, bool winograd) {
     py::gil_scoped_release release;
-    session_ = std::make_unique<runtime::session>(m, runtime::session_options{.threads = threads, .memory_plan = memory_plan, .hand_over_outputs = true});
+    session_ = std::make_unique<runtime::session>(m, runtime::session_options{.threads = threads,
+                                                                              .memory_plan = memory_plan,
+                                                                              .hand_over_outputs = true,
+                                                                              .winograd = winograd});
   }
 
   py::dict run(const py::object& feeds, const std::optional<std::vector<std::string>>& names) {
@@ -95,8 +98,10 @@ class py_session {
 
 void bind_session(py::module_& m) {
   py::class_<py_session>(m, "Session", "The CPU executor on one model; run() takes and returns NumPy arrays.")
-      .def(py::init<const ir::model&, int, bool>(), py::arg("model"), py::arg("threads") = 0, py::arg("memory_plan") = true,
-           "Builds every kernel. threads=0: every CPU this process may use.")
+      .def(py::init<const ir::model&, int, bool, bool>(), py::arg("model"), py::arg("threads") = 0,
+           py::arg("memory_plan") = true, py::arg("winograd") = true,
+           "Builds every kernel. threads=0: every CPU this process may use. winograd=False: 3x3 convolutions "
+           "on the direct kernel only (smaller weights, slower).")
       .def("run", &py_session::run, py::arg("feeds"), py::arg("outputs") = py::none(),
            "Runs the model on {input name: array}; returns {output name: array} (only `outputs`, when given).")
       .def("benchmark", &py_session::benchmark, py::arg("feeds"), py::arg("iterations") = 100,
@@ -110,7 +115,11 @@ void bind_session(py::module_& m) {
         return py::dict(py::arg("active") = p.active, py::arg("arena_bytes") = p.arena_bytes,
                         py::arg("lower_bound_bytes") = p.lower_bound_bytes, py::arg("naive_bytes") = p.naive_bytes,
                         py::arg("planned_tensors") = p.planned_tensors);
-      }, "The last run's memory plan.");
+      }, "The last run's memory plan.")
+      .def("weight_memory", [](py_session& s) {
+        const runtime::weight_memory_info w = s.session().weight_memory();
+        return py::dict(py::arg("initializer_bytes") = w.initializer_bytes, py::arg("kernel_bytes") = w.kernel_bytes);
+      }, "Bytes of weights the session holds: initializers, and the kernels' own layouts.");
 }
 
 }  // namespace inferopt::python

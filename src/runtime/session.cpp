@@ -152,9 +152,10 @@ void session::find_releasable_constants() {
     }
   }
   for (ir::value* v : graph_->initializers()) {
-    // A graph input's initializer is a default a feed may replace; a graph output is returned.
+    // A graph output is returned. A graph input's initializer (old models list every one) is a
+    // default a feed may replace: released, the kernels read their copy when no feed comes.
     auto found = by_slot.find(slot_of_.at(v->name()));
-    if (found == by_slot.end() || v->is_graph_input() || v->is_graph_output()) continue;
+    if (found == by_slot.end() || v->is_graph_output()) continue;
     found->second.slot = found->first;
     found->second.name = v->name();
     releasable_.push_back(std::move(found->second));
@@ -234,9 +235,7 @@ memory_plan_info session::memory_plan() const {
 
 weight_memory_info session::weight_memory() const {
   weight_memory_info info;
-  for (std::size_t s = 0; s < slots_.size(); ++s) {
-    if (is_constant_slot_[s] && slots_[s].raw() != nullptr) info.initializer_bytes += slots_[s].byte_size();
-  }
+  for (const ir::value* v : graph_->initializers()) info.initializer_bytes += v->initializer()->byte_size();
   for (const step& st : steps_) info.kernel_bytes += st.run->own_bytes();
   return info;
 }
@@ -301,11 +300,12 @@ void session::check_inputs(const tensor_map& feeds) const {
 
 void session::bind_inputs(const tensor_map& feeds) {
   for (const auto& [name, t] : feeds) slots_[slot_of_.at(name)] = t;
-  // Inputs with a default and no feed use their initializer.
+  // Inputs with a default and no feed use their initializer, or, once it was released to the
+  // kernels' copies, are absent (the kernels then read their copy).
   for (const io_info& i : inputs_) {
     if (i.optional && !feeds.count(i.name)) {
-      const std::size_t s = slot_of_.at(i.name);
-      slots_[s] = tensor::from_ir(*graph_->find_value(i.name)->initializer());
+      const ir::tensor& initializer = *graph_->find_value(i.name)->initializer();
+      slots_[slot_of_.at(i.name)] = initializer.has_data() ? tensor::from_ir(initializer) : tensor();
     }
   }
 }

@@ -598,3 +598,32 @@ TEST_CASE("a Winograd conv whose initializer was released refuses, in one line, 
   compute(4, &weights);  // while the initializer is there, a new layout is reordered from it
   CHECK_NOTHROW(compute(8, nullptr));  // the batch-4 layout serves batch 8
 }
+
+TEST_CASE("a session releases weights listed as graph inputs to its kernels' copies, and still takes a feed in their place",
+          "[runtime][nchwc]") {
+  // Models of IR version 3 list every initializer as a graph input: a default a feed may replace.
+  ir::model m = opset17_model("overridable_released");
+  ir::graph_builder gb(m.graph(), 4);
+  const std::vector<std::int64_t> x_dims{1, 16, 7, 7}, w_dims{24, 16, 3, 3}, v_dims{7, 5};
+  ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+  ir::value* w = gb.input("w", ir::data_type::float32, static_shape(w_dims));
+  ir::value* v = gb.input("v", ir::data_type::float32, static_shape(v_dims));
+  const std::vector<float> initial = random_values(24 * 16 * 9, 5, 0.3f), fed = random_values(24 * 16 * 9, 6, 0.3f);
+  const std::vector<float> v_initial = random_values(35, 7), v_fed = random_values(35, 8);
+  m.graph().set_initializer(w, ir::tensor::from_values<float>("w", w_dims, initial));
+  m.graph().set_initializer(v, ir::tensor::from_values<float>("v", v_dims, v_initial));
+  gb.output(gb.op("MatMul", {gb.op("Relu", {gb.op("Conv", {x, w}, conv_attributes({16, 7, 24, 3, 1, 1, 1, 1}))}), v}));
+  const tensor xs = tensor::from_values<float>(x_dims, random_values(16 * 49, 7));
+  const runtime::tensor_map defaults{{"x", xs}};
+  const runtime::tensor_map overridden{{"x", xs}, {"w", tensor::from_values<float>(w_dims, fed)}, {"v", tensor::from_values<float>(v_dims, v_fed)}};
+  const tensor want_defaults = run(m, defaults, false).begin()->second, want_overridden = run(m, overridden, false).begin()->second;
+  runtime::session s(m, runtime::session_options{.threads = 1});
+  const std::size_t held_before = s.weight_memory().initializer_bytes;
+  // Defaults, a feed, then the defaults again: the feed must not outlive its run.
+  for (const bool feed : {false, true, false, true}) {
+    INFO("fed " << feed);
+    const tensor got = s.run(feed ? overridden : defaults).begin()->second;
+    CHECK(test::compare_tensors(got, feed ? want_overridden : want_defaults, 1e-4, 1e-4) == "");
+  }
+  if (runtime::blocked_layout_block() > 0) CHECK(s.weight_memory().initializer_bytes < held_before);
+}

@@ -82,6 +82,7 @@ dnnl::convolution_forward::primitive_desc describe_conv(const conv_spec& s, std:
   const memory::dims pad_l{g.pad_begin[0], g.pad_begin[1]}, pad_r{g.pad_end[0], g.pad_end[1]};
   dnnl::primitive_attr attr;
   attr.set_post_ops(conv_post_ops(s.act, s.residual));
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // onednn::scratchpad
   if (s.winograd) {
     try {
       const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_winograd, src,
@@ -147,6 +148,7 @@ class nchwc_conv_kernel final : public kernel {
     const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
+    if (const std::size_t bytes = p.scratch.get_desc().get_size(); bytes > 0) p.scratch.set_data_handle(onednn::scratchpad(bytes));
     if (has_bias) {
       if (ctx.input(2).element_count() != m) ctx.fail("B must have " + std::to_string(m) + " values");
       p.bias.set_data_handle(const_cast<void*>(ctx.input(2).raw()));
@@ -166,7 +168,7 @@ class nchwc_conv_kernel final : public kernel {
     std::int64_t n, h, w, out_h, out_w;
     bool plain_input, has_bias;
     dnnl::convolution_forward run;
-    memory src, weights, bias, dst;
+    memory src, weights, bias, dst, scratch;
     // Built once: a map per call cost a handful of allocations, a tenth of a small model's run.
     std::unordered_map<int, memory> args;
   };
@@ -186,21 +188,23 @@ class nchwc_conv_kernel final : public kernel {
           primitive p{n, h, w, g.out[0], g.out[1], plain_input, has_bias, dnnl::convolution_forward(pd),
                       memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE), reordered_weights(ctx, pd.weights_desc()),
                       memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                      memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE), {}};
+                      memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                      memory(pd.scratchpad_desc(), onednn::engine(), DNNL_MEMORY_NONE), {}};
           p.args = {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst}};
+          if (pd.scratchpad_desc().get_size() > 0) p.args.emplace(DNNL_ARG_SCRATCHPAD, p.scratch);
           if (has_bias) p.args.emplace(DNNL_ARG_BIAS, p.bias);
           return p;
         });
   }
 
   /// The initializer's weights in `layout`, shared by the primitives that want it: reordered
-  /// from the initializer while the session still has it, else from a copy the kernel holds
+  /// from the initializer while this run reads it, else from a copy the kernel holds
   /// (the session releases initializers its readers copied: holds_own_copy). oneDNN reorders
   /// nothing out of a Winograd layout, so a conv that released its weights for one is bound
   /// to the input shape it first saw (the session marks only convs whose shape is fixed).
   memory reordered_weights(const kernel_context& ctx, const memory::desc& layout) {
     return weights_in_.in(layout, [&] {
-      if (weights_in_.empty() || ctx.has_input(1)) return onnx_weights(weights_);
+      if (weights_in_.empty() || (ctx.has_input(1) && ctx.input(1).raw() == weights_)) return onnx_weights(weights_);
       if (weights_in_.latest().get_desc().data.format_kind == dnnl_format_kind_wino) {
         ctx.fail("its Winograd weights were laid out for another input shape and its initializer was released");
       }

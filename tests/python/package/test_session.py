@@ -111,3 +111,14 @@ def test_concurrent_runs_of_one_session_are_serialized_not_broken(corpus):
     assert len(results) == 20
     for r in results:
         np.testing.assert_array_equal(r, want)
+
+
+def test_winograd_can_be_turned_off_and_the_weights_held_are_reported(corpus):
+    model = inferopt.load(corpus / "resnet_ts.onnx")
+    fast, direct = inferopt.Session(model, threads=1), inferopt.Session(model, threads=1, winograd=False)
+    feeds = random_feeds(fast, seed=5)
+    np.testing.assert_allclose(fast.run(feeds)["logits"], direct.run(feeds)["logits"], rtol=1e-4, atol=1e-5)
+    held_fast, held_direct = fast.weight_memory(), direct.weight_memory()
+    assert set(held_fast) == {"initializer_bytes", "kernel_bytes"}
+    # Winograd's transformed 3x3 taps are larger than the direct layout (equal where the CPU has no such kernel).
+    assert held_fast["kernel_bytes"] >= held_direct["kernel_bytes"] > 0
