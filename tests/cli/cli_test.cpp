@@ -805,6 +805,28 @@ TEST_CASE("plan refuses an alignment that is not a power of two in one line", "[
   }
 }
 
+TEST_CASE("bench reports the weights the session holds, and --no-winograd holds no more of them", "[cli][bench]") {
+  scratch dir("bench_weights");
+  const auto model = save_default_model(dir / "default.onnx");
+  const auto weights_of = [&](bool winograd) {
+    std::vector<std::string> args{"bench", model.string(), "--warmup", "0", "--iters", "2", "--threads", "1", "--json"};
+    if (!winograd) args.push_back("--no-winograd");
+    const process_result r = run_cli(args);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(r.out);
+    REQUIRE(j.contains("weights"));
+    return std::pair{j["weights"]["initializer_bytes"].get<std::size_t>(), j["weights"]["kernel_bytes"].get<std::size_t>()};
+  };
+  const auto [initializers, kernels] = weights_of(true);
+  const auto [initializers_direct, kernels_direct] = weights_of(false);
+  CHECK(initializers + kernels > 0);
+  CHECK(initializers == initializers_direct);
+  CHECK(kernels_direct <= kernels);
+  const process_result text = run_cli({"bench", model.string(), "--warmup", "0", "--iters", "2", "--no-winograd"});
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Contains("weights held: "));
+}
+
 TEST_CASE("bench --profile --slowest-nodes reports time per op type and the slowest nodes", "[cli][bench]") {
   scratch dir("bench_profile");
   const auto model = save_default_model(dir / "default.onnx");
