@@ -82,7 +82,10 @@ dnnl::convolution_forward::primitive_desc describe_conv(const conv_spec& s, std:
   const memory::dims pad_l{g.pad_begin[0], g.pad_begin[1]}, pad_r{g.pad_end[0], g.pad_end[1]};
   dnnl::primitive_attr attr;
   attr.set_post_ops(conv_post_ops(s.act, s.residual));
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // onednn::scratchpad
+  // The kernel passes the thread's scratch buffer (aligned_scratch), which the convs a thread
+  // runs one after another share; oneDNN's default gives each primitive its own, and its
+  // Winograd convs want up to 4 MiB each (ResNet-50's held about 10 MiB more).
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (s.winograd) {
     try {
       const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm::convolution_winograd, src,
@@ -123,7 +126,7 @@ class nchwc_conv_kernel final : public kernel {
     const tensor& x = ctx.input(0);
     // W is absent once the session released the initializer to this kernel's copy; a feed
     // overriding the initializer (old models list it as an input) is reordered for this run.
-    const tensor* fed = ctx.has_input(1) && ctx.input(1).raw() != weights_ ? &ctx.input(1) : nullptr;
+    const tensor* fed = ctx.has_input(1) && !reads_initializer(ctx) ? &ctx.input(1) : nullptr;
     if (fed && (fed->dtype() != data_type::float32 || fed->shape() != shape_t(spec_.w_shape.begin(), spec_.w_shape.end()))) {
       ctx.fail("W of shape " + to_string(fed->shape()) + " is not the " + dims_text(spec_.w_shape) + " the conv was built for");
     }
@@ -148,7 +151,9 @@ class nchwc_conv_kernel final : public kernel {
     const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
-    if (const std::size_t bytes = p.scratch.get_desc().get_size(); bytes > 0) p.scratch.set_data_handle(onednn::scratchpad(bytes));
+    if (const std::size_t bytes = p.scratch.get_desc().get_size(); bytes > 0) {
+      p.scratch.set_data_handle(aligned_scratch((bytes + sizeof(float) - 1) / sizeof(float)));
+    }
     if (has_bias) {
       if (ctx.input(2).element_count() != m) ctx.fail("B must have " + std::to_string(m) + " values");
       p.bias.set_data_handle(const_cast<void*>(ctx.input(2).raw()));
@@ -204,12 +209,17 @@ class nchwc_conv_kernel final : public kernel {
   /// to the input shape it first saw (the session marks only convs whose shape is fixed).
   memory reordered_weights(const kernel_context& ctx, const memory::desc& layout) {
     return weights_in_.in(layout, [&] {
-      if (weights_in_.empty() || (ctx.has_input(1) && ctx.input(1).raw() == weights_)) return onnx_weights(weights_);
+      if (weights_in_.empty() || reads_initializer(ctx)) return onnx_weights(weights_);
       if (weights_in_.latest().get_desc().data.format_kind == dnnl_format_kind_wino) {
         ctx.fail("its Winograd weights were laid out for another input shape and its initializer was released");
       }
       return weights_in_.latest();
     });
+  }
+
+  /// Whether this run's W is the initializer the kernel was built on (not released, not a feed).
+  [[nodiscard]] bool reads_initializer(const kernel_context& ctx) const {
+    return ctx.has_input(1) && ctx.input(1).raw() == weights_;
   }
 
   /// Weights `w` as ONNX lays them out.

@@ -3,10 +3,7 @@
 // INFEROPT_WITH_ONEDNN): the process's CPU engine, a stream per thread, and the memory formats
 // of blocked and plain activations.
 #include <cstdint>
-#include <cstdlib>
 #include <list>
-#include <memory>
-#include <new>
 #include <string_view>
 #include <vector>
 
@@ -25,28 +22,6 @@ inline dnnl::engine& engine() {
 inline dnnl::stream& stream() {
   thread_local dnnl::stream s(engine());
   return s;
-}
-
-/// This thread's scratchpad of at least `bytes`, for primitives made with
-/// scratchpad_mode::user: one grow-only buffer that the primitives a thread runs one after
-/// another share, where oneDNN's default would give each of them its own (its Winograd convs
-/// want up to 4 MiB each: ResNet-50's held about 10 MiB more). Valid until this thread
-/// asks again.
-inline void* scratchpad(std::size_t bytes) {
-  struct aligned_free {
-    void operator()(void* p) const noexcept { std::free(p); }
-  };
-  thread_local std::unique_ptr<void, aligned_free> buffer;
-  thread_local std::size_t capacity = 0;
-  if (capacity < bytes) {
-    constexpr std::size_t alignment = 64;
-    buffer.reset();
-    capacity = 0;
-    buffer.reset(std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment));
-    if (!buffer) throw std::bad_alloc();
-    capacity = bytes;
-  }
-  return buffer.get();
 }
 
 /// nChw16c or nChw8c: activations blocked by `block` channels.
