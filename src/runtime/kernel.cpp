@@ -1,5 +1,7 @@
 #include "inferopt/runtime/kernel.hpp"
 
+#include <algorithm>
+
 #include "buffer_pool.hpp"
 #include "kernels/int8_nhwc.hpp"
 #include "kernels/nchwc.hpp"
@@ -51,6 +53,22 @@ tensor& kernel_context::allocate_output(std::size_t i, data_type type, const sha
 void kernel_context::set_output(std::size_t i, tensor t) {
   if (i >= outputs_.size()) fail("has no output " + std::to_string(i));
   outputs_[i] = std::move(t);
+}
+
+std::byte* kernel_context::scratch(std::size_t bytes) {
+  if (placement_) {
+    placement_->scratch_used = std::max(placement_->scratch_used, bytes);
+    if (placement_->arena != nullptr) {
+      if (placement_->scratch_offset != detail::output_placement::unplanned && bytes <= placement_->scratch_capacity) {
+        return placement_->arena + placement_->scratch_offset;
+      }
+      placement_->overflowed = true;  // the next run traces again, with this need
+    }
+  }
+  if (own_scratch_.byte_size() < bytes) {
+    own_scratch_ = tensor(data_type::uint8, {static_cast<std::int64_t>(bytes)});
+  }
+  return static_cast<std::byte*>(own_scratch_.mutable_raw());
 }
 
 void kernel_context::fail(const std::string& what) const {

@@ -1,7 +1,7 @@
 #pragma once
 // How the session tells a kernel's allocate_output where its outputs go: into the session's
 // arena at planned offsets (planned runs), and which outputs the kernel allocated at all
-// (traced runs, which the plan is built from).
+// (traced runs, which the plan is built from); likewise the step's scratch memory.
 
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +18,9 @@ struct output_placement {
   std::shared_ptr<const void> holder;   ///< keeps the arena alive in the tensors placed there
   std::vector<unsigned char> allocated;  ///< per output: allocate_output ran for it
   bool overflowed = false;              ///< an output needed more than its plan reserved
+  std::size_t scratch_offset = unplanned;  ///< the step's scratch in the arena, or unplanned
+  std::size_t scratch_capacity = 0;        ///< bytes the plan reserved for it
+  std::size_t scratch_used = 0;            ///< the most scratch the step asked for (traces)
 };
 
 }  // namespace inferopt::runtime::detail

@@ -341,11 +341,14 @@ void session::run_step(std::size_t step_index, run_state& r) {
   }
   detail::output_placement& placement = *placement_;
   placement.allocated.assign(s.outputs.size(), 0);
-  if (r.planned) arena_->place(s.outputs, placement);
+  placement.scratch_used = 0;
+  if (r.planned) arena_->place(step_index, s.outputs, placement);
   kernel_context ctx(*s.node, r.in_ptrs, r.outs, threads_, pool_.get(), options_.memory_plan ? &placement : nullptr);
   const auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   compute_node(*s.node, *s.run, ctx);
-  if (r.tracing) arena_->trace_step(step_index, s.inputs, r.in_ptrs, s.outputs, r.outs, placement.allocated);
+  if (r.tracing) {
+    arena_->trace_step(step_index, s.inputs, r.in_ptrs, s.outputs, r.outs, placement.allocated, placement.scratch_used);
+  }
   if (profiling_) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     profile_[s.profile_key] += ms;

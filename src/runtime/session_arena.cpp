@@ -32,12 +32,15 @@ void session_arena::begin_trace(std::vector<shape_t> input_shapes) {
   first_.assign(n, 0);
   last_.assign(n, 0);
   plannable_.assign(n, false);
+  scratch_.clear();
   traced_shapes_ = std::move(input_shapes);
 }
 
 void session_arena::trace_step(std::size_t step, std::span<const std::size_t> input_slots,
                                std::span<const tensor* const> inputs, std::span<const std::size_t> output_slots,
-                               std::span<const tensor> outputs, std::span<const unsigned char> allocated) {
+                               std::span<const tensor> outputs, std::span<const unsigned char> allocated,
+                               std::size_t scratch_bytes) {
+  if (scratch_bytes > 0) scratch_.emplace_back(step, scratch_bytes);
   for (std::size_t k = 0; k < output_slots.size(); ++k) {
     const std::size_t s = output_slots[k];
     if (s == none || outputs[k].empty()) continue;
@@ -75,12 +78,26 @@ void session_arena::finish_trace() {
   for (std::size_t s = 0; s < group_of_.size(); ++s) {
     if (group_of_[s] == s && plannable_[s]) tensors.push_back({s, bytes_[s], first_[s], last_[s], std::nullopt});
   }
+  const std::size_t slot_tensors = tensors.size();
+  // Scratch ids follow the slots' ids, so that every id is unique.
+  for (std::size_t k = 0; k < scratch_.size(); ++k) {
+    const auto [step, bytes] = scratch_[k];
+    tensors.push_back({group_of_.size() + k, bytes, step, step, std::nullopt});
+  }
   const memory::arena_plan planned = memory::plan_arena(tensors, arena_alignment);
   plan made{std::move(traced_shapes_), std::vector<std::size_t>(group_of_.size(), none), std::vector<std::size_t>(group_of_.size(), 0),
-            {planned.arena_bytes, planned.lower_bound_bytes, planned.naive_bytes, tensors.size()}};
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
+            {}, {}, {planned.arena_bytes, planned.lower_bound_bytes, planned.naive_bytes, slot_tensors}};
+  for (std::size_t i = 0; i < slot_tensors; ++i) {
     made.offset[tensors[i].id] = planned.offsets[i];
     made.capacity[tensors[i].id] = tensors[i].size;
+  }
+  if (!scratch_.empty()) {
+    made.scratch_offset.assign(scratch_.back().first + 1, none);
+    made.scratch_capacity.assign(scratch_.back().first + 1, 0);
+  }
+  for (std::size_t i = slot_tensors; i < tensors.size(); ++i) {
+    made.scratch_offset[tensors[i].first_use] = planned.offsets[i];
+    made.scratch_capacity[tensors[i].first_use] = tensors[i].size;
   }
   if (planned.arena_bytes > arena_capacity_) {
     arena_.reset();  // tensors of earlier runs that still hold it keep it alive
@@ -95,17 +112,21 @@ void session_arena::finish_trace() {
   plans_.insert(plans_.begin(), std::move(made));
 }
 
-void session_arena::place(std::span<const std::size_t> output_slots, output_placement& placement) const {
+void session_arena::place(std::size_t step, std::span<const std::size_t> output_slots,
+                          output_placement& placement) const {
+  const plan& current = plans_.front();
   const std::size_t n = output_slots.size();
   placement.offsets.assign(n, output_placement::unplanned);
   placement.capacities.assign(n, 0);
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t s = output_slots[k];
-    const plan& current = plans_.front();
     if (s == none || current.offset[s] == none) continue;
     placement.offsets[k] = current.offset[s];
     placement.capacities[k] = current.capacity[s];
   }
+  const bool has_scratch = step < current.scratch_offset.size();
+  placement.scratch_offset = has_scratch ? current.scratch_offset[step] : output_placement::unplanned;
+  placement.scratch_capacity = has_scratch ? current.scratch_capacity[step] : 0;
 }
 
 }  // namespace inferopt::runtime::detail

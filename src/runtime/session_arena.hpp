@@ -5,7 +5,8 @@
 // allocated it to the last read of any member. The groups are planned into one arena with the
 // memory module's greedy-by-size planner, and later runs with the same input shapes place
 // every planned output at its offset. Groups that reach a graph output (the caller keeps
-// those), and outputs a kernel did not allocate (constants), stay on the heap.
+// those), and outputs a kernel did not allocate (constants), stay on the heap. A step's
+// scratch memory (kernel_context::scratch) is planned as a tensor living for that step only.
 //
 // A plan is kept per set of input shapes, the `max_plans` most recently used: a server's
 // batches come in a few sizes, and one plan for all would trace again at every change of
@@ -14,6 +15,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "inferopt/runtime/tensor.hpp"
@@ -41,10 +43,10 @@ class session_arena {
   [[nodiscard]] bool select(const std::vector<shape_t>& input_shapes);
 
   void begin_trace(std::vector<shape_t> input_shapes);
-  /// Records step `step` once its kernel ran.
+  /// Records step `step` once its kernel ran, with the scratch bytes it asked for.
   void trace_step(std::size_t step, std::span<const std::size_t> input_slots, std::span<const tensor* const> inputs,
                   std::span<const std::size_t> output_slots, std::span<const tensor> outputs,
-                  std::span<const unsigned char> allocated);
+                  std::span<const unsigned char> allocated, std::size_t scratch_bytes);
   /// Plans the traced groups and makes sure the arena is large enough.
   void finish_trace();
   /// Drops the current plan (an output outgrew its place); the next run traces again.
@@ -53,8 +55,8 @@ class session_arena {
   /// The arena's memory (valid while a plan is) and what keeps it alive.
   [[nodiscard]] std::byte* base() const noexcept { return static_cast<std::byte*>(arena_.get()); }
   [[nodiscard]] const std::shared_ptr<void>& holder() const noexcept { return arena_; }
-  /// Fills `placement`'s offsets for a step of a planned run.
-  void place(std::span<const std::size_t> output_slots, output_placement& placement) const;
+  /// Fills `placement`'s offsets for step `step` of a planned run.
+  void place(std::size_t step, std::span<const std::size_t> output_slots, output_placement& placement) const;
 
   /// The current plan's sizes (zeros before the first).
   [[nodiscard]] const arena_stats& stats() const noexcept { return plans_.empty() ? no_plan_ : plans_.front().stats; }
@@ -64,6 +66,8 @@ class session_arena {
     std::vector<shape_t> input_shapes;
     // Per slot, offset and capacity (none for slots that stay on the heap).
     std::vector<std::size_t> offset, capacity;
+    // Per step (up to the last that asked for scratch), its scratch's offset and capacity.
+    std::vector<std::size_t> scratch_offset, scratch_capacity;
     arena_stats stats;
   };
 
@@ -76,6 +80,7 @@ class session_arena {
   std::vector<std::size_t> first_;   // per group root: allocating step
   std::vector<std::size_t> last_;    // per group root: last step any member is read
   std::vector<bool> plannable_;      // per group root
+  std::vector<std::pair<std::size_t, std::size_t>> scratch_;  // (step, bytes) of steps that asked
   std::vector<shape_t> traced_shapes_;
   std::vector<plan> plans_;  // the current one first, then by last use
   std::shared_ptr<void> arena_;

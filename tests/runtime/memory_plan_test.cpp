@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "inferopt/ir/graph_builder.hpp"
 #include "inferopt/runtime/session.hpp"
@@ -44,6 +45,28 @@ class total final : public runtime::kernel {
   }
 };
 
+/// y = x + 1 computed in scratch memory, which is first filled with junk: scratch placed
+/// over a tensor still live would corrupt it. Asks for x's bytes times `x[0]` when
+/// `sized_by_value`, else x's bytes.
+class add_one_via_scratch final : public runtime::kernel {
+ public:
+  explicit add_one_via_scratch(bool sized_by_value) : sized_by_value_(sized_by_value) {}
+  void compute(runtime::kernel_context& ctx) override {
+    const tensor& x = ctx.input(0);
+    const auto n = static_cast<std::size_t>(x.element_count());
+    const std::size_t times = sized_by_value_ ? static_cast<std::size_t>(x.data<float>()[0]) : 1;
+    auto* work = reinterpret_cast<float*>(ctx.scratch(n * times * sizeof(float)));
+    REQUIRE(reinterpret_cast<std::uintptr_t>(work) % 64 == 0);
+    std::fill(work, work + n * times, -1e30f);
+    for (std::size_t k = 0; k < n; ++k) work[(times - 1) * n + k] = x.data<float>()[k] + 1.0f;
+    tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    std::copy(work + (times - 1) * n, work + times * n, y.mutable_data<float>());
+  }
+
+ private:
+  bool sized_by_value_;
+};
+
 const runtime::kernel_registry& test_kernels() {
   static const runtime::kernel_registry r = [] {
     runtime::kernel_registry k;
@@ -52,6 +75,9 @@ const runtime::kernel_registry& test_kernels() {
     k.add("", "FlatView", [](const runtime::kernel_build_info&) { return std::make_unique<flat_view>(); });
     k.add("", "OnesLikeValue", [](const runtime::kernel_build_info&) { return std::make_unique<ones_like_value>(); });
     k.add("", "Total", [](const runtime::kernel_build_info&) { return std::make_unique<total>(); });
+    k.add("", "AddOneViaScratch", [](const runtime::kernel_build_info&) { return std::make_unique<add_one_via_scratch>(false); });
+    k.add("", "AddOneViaScaledScratch",
+          [](const runtime::kernel_build_info&) { return std::make_unique<add_one_via_scratch>(true); });
     return k;
   }();
   return r;
@@ -72,6 +98,18 @@ ir::model view_model() {
   ir::value* c = b.op("AddOne", {b.op("Add", {x, x})});
   ir::value* d = b.op("Add", {v, c});
   b.output(b.op("AddOne", {d}));
+  m.graph().rename(m.graph().outputs()[0], "out");
+  return m;
+}
+
+// a = x+1 is live while the scratch step runs; out = (x+1) + (x+1) + 1.
+ir::model scratch_model(const std::string& scratch_op) {
+  ir::model m = ir::make_model("scratch");
+  ir::graph_builder b(m.graph());
+  ir::value* x = b.input("x", ir::data_type::float32, {ir::dim("n")});
+  ir::value* a = b.op("AddOne", {x});
+  ir::value* s = b.op(scratch_op, {x});
+  b.output(b.op("AddOne", {b.op("Add", {a, s})}));
   m.graph().rename(m.graph().outputs()[0], "out");
   return m;
 }
@@ -161,4 +199,37 @@ TEST_CASE("memory plan: an output larger than planned goes to the heap and the p
     CHECK(s.run({{"x", tensor::from_values<float>({1}, {n})}}).at("out").to_float()[0] == 2 * n);
   }
   CHECK(s.memory_plan().naive_bytes == 2 * 20032);  // traced again at 5000 (aligned to 64), big enough for 3
+}
+
+TEST_CASE("memory plan: a step's scratch is planned into the arena, apart from the tensors live at that step",
+          "[runtime][memory-plan]") {
+  for (const bool plan : {true, false}) {
+    CAPTURE(plan);
+    runtime::session s(scratch_model("AddOneViaScratch"), options(plan));
+    for (int run = 0; run < 3; ++run) {
+      CAPTURE(run);
+      const auto out = s.run({{"x", ramp(1000, static_cast<float>(run))}}).at("out").to_float();
+      REQUIRE(out.size() == 1000);
+      for (std::size_t k = 0; k < out.size(); ++k) REQUIRE(out[k] == 2.0f * (static_cast<float>(run + k) + 1.0f) + 1.0f);
+    }
+    CHECK(s.memory_plan().active == plan);
+  }
+  runtime::session s(scratch_model("AddOneViaScratch"), options(true));
+  (void)s.run({{"x", ramp(1000, 0.0f)}});
+  const runtime::memory_plan_info info = s.memory_plan();
+  CHECK(info.planned_tensors == 3);           // a, the scratch step's output and the sum
+  CHECK(info.naive_bytes == 4 * 4032);        // and the scratch, 4000 bytes aligned to 64
+}
+
+TEST_CASE("memory plan: a step asking for more scratch than planned gets its own and the plan is traced again",
+          "[runtime][memory-plan]") {
+  runtime::session s(scratch_model("AddOneViaScaledScratch"), options(true));
+  // x[0] scales the scratch: 2, then 50 (more than planned), then 50 again from the new plan.
+  for (const float first : {2.0f, 2.0f, 50.0f, 50.0f, 2.0f}) {
+    CAPTURE(first);
+    tensor x = ramp(100, first);
+    const auto out = s.run({{"x", x}}).at("out").to_float();
+    for (std::size_t k = 0; k < out.size(); ++k) REQUIRE(out[k] == 2.0f * (first + static_cast<float>(k) + 1.0f) + 1.0f);
+  }
+  CHECK(s.memory_plan().naive_bytes == 3 * 448 + 20032);  // traced again at 50: 100 floats x 50, aligned to 64
 }

@@ -42,6 +42,12 @@ class kernel_context {
   tensor& allocate_output(std::size_t i, data_type type, const shape_t& shape);
   /// Sets output `i` to an existing tensor (a view or reshape of an input, for example).
   void set_output(std::size_t i, tensor t);
+  /// Working memory for this call only: `bytes`, 64-byte aligned, contents undefined. Planned
+  /// runs take it from the session's arena, as a tensor that lives for this one step, so it
+  /// shares memory with tensors dead by then instead of staying resident between calls;
+  /// other calls get a buffer freed when the call ends. One buffer per call: asking again
+  /// returns it, grown if needed, without its contents.
+  [[nodiscard]] std::byte* scratch(std::size_t bytes);
 
   [[nodiscard]] int threads() const noexcept { return threads_; }
   [[nodiscard]] const ir::node& node() const noexcept { return node_; }
@@ -57,6 +63,7 @@ class kernel_context {
   int threads_;
   detail::buffer_pool* pool_;
   detail::output_placement* placement_;
+  tensor own_scratch_;  // scratch() where the arena has no place for it
 };
 
 class kernel {

@@ -82,9 +82,9 @@ dnnl::convolution_forward::primitive_desc describe_conv(const conv_spec& s, std:
   const memory::dims pad_l{g.pad_begin[0], g.pad_begin[1]}, pad_r{g.pad_end[0], g.pad_end[1]};
   dnnl::primitive_attr attr;
   attr.set_post_ops(conv_post_ops(s.act, s.residual));
-  // The kernel passes the thread's scratch buffer (aligned_scratch), which the convs a thread
-  // runs one after another share; oneDNN's default gives each primitive its own, and its
-  // Winograd convs want up to 4 MiB each (ResNet-50's held about 10 MiB more).
+  // The kernel passes the step's scratch (kernel_context::scratch: a place in the session's
+  // arena, shared with tensors dead at that step); oneDNN's default gives each primitive its
+  // own, and its Winograd convs want up to 4 MiB each (ResNet-50's held about 10 MiB more).
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (s.winograd) {
     try {
@@ -152,7 +152,7 @@ class nchwc_conv_kernel final : public kernel {
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
     if (const std::size_t bytes = p.scratch.get_desc().get_size(); bytes > 0) {
-      p.scratch.set_data_handle(aligned_scratch((bytes + sizeof(float) - 1) / sizeof(float)));
+      p.scratch.set_data_handle(ctx.scratch(bytes));
     }
     if (has_bias) {
       if (ctx.input(2).element_count() != m) ctx.fail("B must have " + std::to_string(m) + " values");

@@ -21,14 +21,6 @@ bool all_positive(const dims& d) {
 
 std::string dims_text(const dims& d) { return to_string(d); }
 
-float* aligned_scratch(std::size_t count) {
-  thread_local tensor buffer;
-  if (buffer.empty() || buffer.capacity() < count * sizeof(float)) {
-    buffer = tensor(data_type::float32, {static_cast<std::int64_t>(count)});
-  }
-  return static_cast<float*>(buffer.mutable_raw());
-}
-
 window_attrs parse_window_attrs(const kernel_build_info& info, bool with_ceil, bool with_dilations) {
   const ir::node& n = info.node;
   window_attrs a;

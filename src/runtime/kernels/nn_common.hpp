@@ -73,10 +73,6 @@ T* scratch(std::size_t count, int slot = 0) {
   return b.data();
 }
 
-/// A per-thread, grow-only, 64-byte aligned float buffer of at least `count` elements (for
-/// packed GEMM operands). Valid until the same thread asks again.
-float* aligned_scratch(std::size_t count);
-
 /// Refuses inputs that are neither float nor double (as unsupported, not invalid).
 inline void require_floating(const kernel_context& ctx) {
   const data_type t = ctx.input(0).dtype();

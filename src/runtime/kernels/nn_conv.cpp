@@ -422,7 +422,7 @@ class conv_kernel final : public kernel {
         run_winograd(c, threads);
         return;
       }
-      if (c.g.rank() <= max_packed_rank) packed = pack_for_run(c, constant, threads);
+      if (c.g.rank() <= max_packed_rank) packed = pack_for_run(ctx, c, constant, threads);
     }
     run_products(c, packed, threads);
   }
@@ -493,14 +493,14 @@ class conv_kernel final : public kernel {
     }
   }
 
-  /// Constant weights are packed once and kept; others are packed into scratch for this run.
-  packed_weights pack_for_run(const conv_call<float>& c, bool constant, int threads) {
+  /// Constant weights are packed once and kept; others are packed into the step's scratch.
+  packed_weights pack_for_run(kernel_context& ctx, const conv_call<float>& c, bool constant, int threads) {
     if (constant) {
       if (packed_.empty()) pack_regular(c.w, c.out_channels, c.kg, threads);
       return {packed_.data<float>(), packed_group_size_};
     }
     const std::size_t group_size = packed_size(c.mg, c.kg);
-    float* buffer = aligned_scratch(group_size * static_cast<std::size_t>(group_));
+    auto* buffer = reinterpret_cast<float*>(ctx.scratch(group_size * static_cast<std::size_t>(group_) * sizeof(float)));
     pack_groups(c.w, c.out_channels, c.kg, group_, group_size, buffer, threads);
     return {buffer, group_size};
   }
