@@ -1,6 +1,8 @@
 """Session: NumPy in and out, every dtype the executor takes, against onnxruntime."""
 
+import resource
 import threading
+import time
 
 import numpy as np
 import onnx
@@ -122,3 +124,17 @@ def test_winograd_can_be_turned_off_and_the_weights_held_are_reported(corpus):
     assert set(held_fast) == {"initializer_bytes", "kernel_bytes"}
     # Winograd's transformed 3x3 taps are larger than the direct layout (equal where the CPU has no such kernel).
     assert held_fast["kernel_bytes"] >= held_direct["kernel_bytes"] > 0
+
+
+def test_an_idle_session_leaves_the_cpu_alone(corpus):
+    # Between runs the session's worker threads must sleep, not spin: a thread that busy-waits
+    # would burn most of the idle second (OMP_WAIT_POLICY=active does: about 1 s here).
+    session = inferopt.Session(inferopt.load(corpus / "resnet_ts.onnx"), threads=2)
+    feeds = random_feeds(session)
+    for _ in range(5):
+        session.run(feeds)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    time.sleep(1.0)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    busy = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    assert busy < 0.25, f"{busy:.3f} s of CPU while idle for 1 s"
