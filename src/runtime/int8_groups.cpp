@@ -333,8 +333,23 @@ class int8_rewrite {
       t = g_.add_node({"Transpose", {&q}, {""}, only(ir::attribute::make_ints("perm", {0, 2, 3, 1})), "", ""}, &before);
     }
     ++added_;
+    t->output(0)->set_type(held_type(q, q.elem_type(), true));
     twin_[&q] = t->output(0);
     return t->output(0);
+  }
+
+  /// The type of `v`'s values as held: element type `type`, dims [N, C, H, W] as
+  /// [N, H, W, C] when `channels_last`. Kernels whose input shape is thereby static hold their
+  /// weights once (kernels/int8_weights.hpp).
+  static ir::value_type held_type(const ir::value& v, data_type type, bool channels_last) {
+    ir::value_type t;
+    t.elem_type = type;
+    const std::optional<ir::value_type>& from = v.type();
+    if (from && from->dims && (!channels_last || from->dims->size() == 4)) {
+      const ir::shape& d = *from->dims;
+      t.dims = channels_last ? ir::shape{d[0], d[2], d[3], d[1]} : d;
+    }
+    return t;
   }
 
   /// Adds the int8 node that replaces anchor `n` and its requantization `out`.
@@ -345,9 +360,7 @@ class int8_rewrite {
     ir::node* fused = g_.add_node({std::move(op), std::move(inputs), {""}, std::move(attributes), std::move(label), executor_fused_domain}, &n);
     ++added_;
     ir::value* y = out.q->output(0);
-    ir::value_type type;
-    type.elem_type = out.type;
-    fused->output(0)->set_type(type);
+    fused->output(0)->set_type(held_type(*y, out.type, channels_last));
     group gr{{&n}, y, fused->output(0), channels_last};
     if (out.relu) gr.nodes.push_back(out.relu);
     gr.nodes.push_back(out.q);

@@ -158,11 +158,14 @@ std::vector<ir::attribute> conv_attributes(const conv_case& p) {
 
 constexpr float x_scale = 0.02f;
 
-/// x (float) -> Q -> DQ -> Conv -> [Relu] -> Q: the int8 output is the graph's.
-ir::model conv_model(const conv_case& p) {
+/// x (float) -> Q -> DQ -> Conv -> [Relu] -> Q: the int8 output is the graph's. x is
+/// [2, c, h, h], or [batch, c, h, h] with `symbolic_batch`.
+ir::model conv_model(const conv_case& p, bool symbolic_batch = false) {
   ir::model m = ir::make_model("qconv");
   qdq_builder q(m);
-  ir::value* x = q.gb().input("x", ir::data_type::float32, static_shape({2, p.c, p.h, p.h}));
+  ir::shape x_shape = static_shape({2, p.c, p.h, p.h});
+  if (symbolic_batch) x_shape[0] = ir::dim("batch");
+  ir::value* x = q.gb().input("x", ir::data_type::float32, x_shape);
   ir::value* xq = q.quantize(x, x_scale, p.x_zero, p.type);
   std::vector<float> w_scales;
   ir::value* w = q.weights({p.m, p.c / p.group, p.k, p.k}, p.per_channel, w_scales);
@@ -214,6 +217,28 @@ TEST_CASE("int8 conv groups compute within one unit of the float QDQ path", "[ru
       }
     }
   }
+}
+
+TEST_CASE("an int8 conv of a static input shape holds its weights once; one of a symbolic batch keeps the initializer",
+          "[runtime][int8]") {
+  if (!runtime::int8_kernels_available()) return;  // no int8 kernels: QDQ runs in float
+  const conv_case p = conv_cases().front();
+  const runtime::tensor_map feeds = ramp_feed("x", {2, p.c, p.h, p.h}, 1);
+  runtime::session fixed(conv_model(p), runtime::session_options{.threads = 1});
+  runtime::session batched(conv_model(p, true), runtime::session_options{.threads = 1});
+  for (int run = 0; run < 3; ++run) {
+    CAPTURE(run);
+    const runtime::tensor_map a = fixed.run(feeds), b = batched.run(feeds);
+    for (const auto& [name, t] : b) CHECK(max_unit_difference(a.at(name), t) == 0);
+  }
+  const runtime::weight_memory_info held = fixed.weight_memory(), kept = batched.weight_memory();
+  const std::size_t w_bytes = static_cast<std::size_t>(p.m * p.c * p.k * p.k);  // int8
+  CHECK(held.kernel_bytes == kept.kernel_bytes);
+  CHECK(held.kernel_bytes >= w_bytes);
+  CHECK(held.initializer_bytes + w_bytes == kept.initializer_bytes);
+  // The batched session still reorders new batch sizes from its initializer.
+  const runtime::tensor_map three = batched.run(ramp_feed("x", {3, p.c, p.h, p.h}, 2));
+  CHECK(three.begin()->second.dim(0) == 3);
 }
 
 TEST_CASE("int8 kernels serve the QDQ groups they take", "[runtime][int8]") {

@@ -3,14 +3,15 @@
 // CPU has it), which accumulates in int32 and requantizes each output tile while it is in
 // cache: per-channel output scales x_scale * w_scale[m] / y_scale (computed in that order, as
 // onnxruntime does), the zero points of x (its padding included) and y, and a Relu post-op.
-// The weights are reordered into oneDNN's layout once per primitive layout; primitives are kept
-// per input shape (at most four).
+// The weights are reordered into oneDNN's layout once per primitive layout, and held once
+// where the input shape is static (int8_weights.hpp); primitives are kept per input shape.
 #include "int8_nhwc.hpp"
 
 #ifdef INFEROPT_WITH_ONEDNN
 #include <algorithm>
 
 #include "inferopt/ir/graph.hpp"
+#include "int8_weights.hpp"
 #include "nn_common.hpp"
 #include "nn_gemm.hpp"
 #include "omp_team.hpp"
@@ -53,6 +54,7 @@ dnnl::convolution_forward::primitive_desc describe_qconv(const qconv_spec& s, st
                                           {g.dilation[0] - 1, g.dilation[1] - 1}, {g.pad_begin[0], g.pad_begin[1]},
                                           {g.pad_end[0], g.pad_end[1]});
   dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // the step's scratch, in the session's arena
   attr.set_output_scales(s.output_scales.size() > 1 ? 1 << 1 : 0, s.output_scales);
   if (s.x_zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {s.x_zero});
   if (s.y_zero != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {s.y_zero});
@@ -66,7 +68,7 @@ dnnl::convolution_forward::primitive_desc describe_qconv(const qconv_spec& s, st
 
 class qconv_kernel final : public kernel {
  public:
-  qconv_kernel(qconv_spec spec, const std::int8_t* weights) : spec_(std::move(spec)), weights_(weights) {}
+  qconv_kernel(qconv_spec spec, int8_weight_layouts weights) : spec_(std::move(spec)), weights_(std::move(weights)) {}
 
   void compute(kernel_context& ctx) override {
     const tensor& x = ctx.input(0);
@@ -81,10 +83,11 @@ class qconv_kernel final : public kernel {
     if (y.element_count() == 0) return;
     const std::int64_t macs = y.element_count() * spec_.w_shape[1] * spec_.w_shape[2] * spec_.w_shape[3];
     const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));  // oneDNN sizes its partition at creation
-    primitive& p = primitive_for(n, h, w, g);
+    primitive& p = primitive_for(ctx, n, h, w, g);
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst}};
+    if (onednn::point_scratchpad(ctx, p.scratch)) args.emplace(DNNL_ARG_SCRATCHPAD, p.scratch);
     if (spec_.has_bias) {
       const tensor& b = ctx.input(8);
       if (b.dtype() != data_type::int32 || b.element_count() != m) ctx.fail("B must be " + std::to_string(m) + " int32 values");
@@ -98,38 +101,37 @@ class qconv_kernel final : public kernel {
   struct primitive {
     std::int64_t n, h, w;
     dnnl::convolution_forward run;
-    memory src, weights, bias, dst;
+    memory src, weights, bias, dst, scratch;
   };
 
-  primitive& primitive_for(std::int64_t n, std::int64_t h, std::int64_t w, const window_geometry& g) {
+  primitive& primitive_for(const kernel_context& ctx, std::int64_t n, std::int64_t h, std::int64_t w,
+                           const window_geometry& g) {
     return cache_.find_or_make([&](const primitive& p) { return p.n == n && p.h == h && p.w == w; }, [&] {
       const auto pd = describe_qconv(spec_, n, h, w, g);
       return primitive{n, h, w, dnnl::convolution_forward(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       weights_in_.in(pd.weights_desc(), [&] { return onnx_weights(); }),
+                       weights_.in(ctx, pd.weights_desc(), onnx_weights_desc()),
                        memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                       memory(pd.scratchpad_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
     });
   }
 
-  /// The initializer's weights as ONNX lays them out (oihw, or goihw per group). Each layout
-  /// is reordered from them (one with oneDNN's compensation for int8 sources or zero points
-  /// cannot be the source of another).
-  [[nodiscard]] memory onnx_weights() const {
+  /// The initializer's layout: oihw, or goihw per group.
+  [[nodiscard]] memory::desc onnx_weights_desc() const {
     const std::int64_t m = spec_.w_shape[0], cg = spec_.w_shape[1];
-    const memory::desc layout =
-        spec_.group == 1 ? memory::desc({m, cg, spec_.w_shape[2], spec_.w_shape[3]}, memory::data_type::s8, memory::format_tag::oihw)
-                         : memory::desc({spec_.group, m / spec_.group, cg, spec_.w_shape[2], spec_.w_shape[3]},
-                                        memory::data_type::s8, memory::format_tag::goihw);
-    return memory(layout, onednn::engine(), const_cast<std::int8_t*>(weights_));
+    return spec_.group == 1
+               ? memory::desc({m, cg, spec_.w_shape[2], spec_.w_shape[3]}, memory::data_type::s8, memory::format_tag::oihw)
+               : memory::desc({spec_.group, m / spec_.group, cg, spec_.w_shape[2], spec_.w_shape[3]}, memory::data_type::s8,
+                              memory::format_tag::goihw);
   }
 
   qconv_spec spec_;
-  const std::int8_t* weights_;  // the initializer's data (kept alive by the session's graph)
+  int8_weight_layouts weights_;
   onednn::recent_primitives<primitive> cache_;
-  onednn::weight_layouts<> weights_in_;
 
  public:
-  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_in_.bytes(); }
+  [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return weights_.holds_own_copy(input); }
+  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_.bytes(); }
 };
 
 /// The spec of `n` (QLinearConvNhwc) or, for a probe, of an ONNX Conv `n` with the given weight
@@ -215,7 +217,7 @@ void register_int8_conv_kernels(kernel_registry& r) {
   r.add(executor_fused_domain, "QLinearConvNhwc", [](const kernel_build_info& info) -> std::unique_ptr<kernel> {
     qconv_spec spec = spec_of_qconv(info);
     const auto* weights = reinterpret_cast<const std::int8_t*>(info.node.input(3)->initializer()->bytes->data());
-    return std::make_unique<qconv_kernel>(std::move(spec), weights);
+    return std::make_unique<qconv_kernel>(std::move(spec), int8_weight_layouts(info.node, 3, weights));
   });
 }
 

@@ -2,13 +2,14 @@
 // int8 A [M, K], constant int8 B ([K, N], or [N, K] with transB) with zero points 0 and one
 // scale or one per output column, int32 C [N] in units of a_scale * b_scale; Y float32 [M, N].
 // oneDNN's int8 matmul (VNNI where the CPU has it) on B reordered once into its layout; one
-// primitive per row count (at most four kept).
+// primitive per row count; B held once where A's shape is static (int8_weights.hpp).
 #include "int8_nhwc.hpp"
 
 #ifdef INFEROPT_WITH_ONEDNN
 #include <algorithm>
 
 #include "inferopt/ir/graph.hpp"
+#include "int8_weights.hpp"
 #include "nn_common.hpp"
 #include "omp_team.hpp"
 #include "onednn_common.hpp"
@@ -32,6 +33,7 @@ dnnl::matmul::primitive_desc describe_qgemm(const qgemm_spec& s, std::int64_t m)
   const memory::desc a({m, s.k}, s.a_type, tag::ab), b({s.k, s.n}, memory::data_type::s8, tag::any),
       bias({1, s.n}, memory::data_type::s32, tag::ab), y({m, s.n}, memory::data_type::f32, tag::ab);
   dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // the step's scratch, in the session's arena
   attr.set_output_scales(s.scales.size() > 1 ? 1 << 1 : 0, s.scales);
   if (s.a_zero != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {s.a_zero});
   return {s.has_bias ? dnnl::matmul::desc(a, b, bias, y) : dnnl::matmul::desc(a, b, y), attr, onednn::engine()};
@@ -39,7 +41,7 @@ dnnl::matmul::primitive_desc describe_qgemm(const qgemm_spec& s, std::int64_t m)
 
 class qgemm_kernel final : public kernel {
  public:
-  qgemm_kernel(qgemm_spec spec, const std::int8_t* weights) : spec_(std::move(spec)), weights_(weights) {}
+  qgemm_kernel(qgemm_spec spec, int8_weight_layouts weights) : spec_(std::move(spec)), weights_(std::move(weights)) {}
 
   void compute(kernel_context& ctx) override {
     const tensor& a = ctx.input(0);
@@ -52,10 +54,11 @@ class qgemm_kernel final : public kernel {
     tensor& y = ctx.allocate_output(0, data_type::float32, {m, spec_.n});
     if (m == 0) return;
     const omp_team_for_call team(worthwhile_threads(m * spec_.k * spec_.n, ctx.threads()));  // oneDNN sizes its partition at creation
-    primitive& p = primitive_for(m);
+    primitive& p = primitive_for(ctx, m);
     p.a.set_data_handle(const_cast<void*>(a.raw()));
     p.y.set_data_handle(y.mutable_raw());
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.y}};
+    if (onednn::point_scratchpad(ctx, p.scratch)) args.emplace(DNNL_ARG_SCRATCHPAD, p.scratch);
     if (spec_.has_bias) {
       const tensor& c = ctx.input(6);
       if (c.dtype() != data_type::int32 || c.element_count() != spec_.n) ctx.fail("C must be " + std::to_string(spec_.n) + " int32 values");
@@ -69,33 +72,33 @@ class qgemm_kernel final : public kernel {
   struct primitive {
     std::int64_t m;
     dnnl::matmul run;
-    memory a, b, bias, y;
+    memory a, b, bias, y, scratch;
   };
 
-  primitive& primitive_for(std::int64_t m) {
+  primitive& primitive_for(const kernel_context& ctx, std::int64_t m) {
     return cache_.find_or_make([&](const primitive& p) { return p.m == m; }, [&] {
       const auto pd = describe_qgemm(spec_, m);
       return primitive{m, dnnl::matmul(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       weights_in_.in(pd.weights_desc(), [&] { return onnx_weights(); }),
+                       weights_.in(ctx, pd.weights_desc(), onnx_weights_desc()),
                        memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                       memory(pd.scratchpad_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
     });
   }
 
-  /// B as the initializer lays it out ([K, N], or [N, K] with transB).
-  [[nodiscard]] memory onnx_weights() const {
+  /// B's layout in the initializer ([K, N], or [N, K] with transB).
+  [[nodiscard]] memory::desc onnx_weights_desc() const {
     using tag = memory::format_tag;
-    return memory({{spec_.k, spec_.n}, memory::data_type::s8, spec_.trans_b ? tag::ba : tag::ab}, onednn::engine(),
-                  const_cast<std::int8_t*>(weights_));
+    return {{spec_.k, spec_.n}, memory::data_type::s8, spec_.trans_b ? tag::ba : tag::ab};
   }
 
   qgemm_spec spec_;
-  const std::int8_t* weights_;  // the initializer's data (kept alive by the session's graph)
+  int8_weight_layouts weights_;
   onednn::recent_primitives<primitive> cache_;
-  onednn::weight_layouts<> weights_in_;
 
  public:
-  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_in_.bytes(); }
+  [[nodiscard]] bool holds_own_copy(std::size_t input) const noexcept override { return weights_.holds_own_copy(input); }
+  [[nodiscard]] std::size_t own_bytes() const noexcept override { return weights_.bytes(); }
 };
 
 std::unique_ptr<kernel> make_qgemm(const kernel_build_info& info) {
@@ -125,7 +128,8 @@ std::unique_ptr<kernel> make_qgemm(const kernel_build_info& info) {
     }
   }
   s.has_bias = n.inputs().size() > 6 && n.input(6) != nullptr;
-  return std::make_unique<qgemm_kernel>(std::move(s), reinterpret_cast<const std::int8_t*>(b->initializer()->bytes->data()));
+  const auto* weights = reinterpret_cast<const std::int8_t*>(b->initializer()->bytes->data());
+  return std::make_unique<qgemm_kernel>(std::move(s), int8_weight_layouts(n, 3, weights));
 }
 
 }  // namespace

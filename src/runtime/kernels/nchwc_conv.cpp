@@ -151,9 +151,7 @@ class nchwc_conv_kernel final : public kernel {
     const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
-    if (const std::size_t bytes = p.scratch.get_desc().get_size(); bytes > 0) {
-      p.scratch.set_data_handle(ctx.scratch(bytes));
-    }
+    (void)onednn::point_scratchpad(ctx, p.scratch);  // p.args holds it where there is one
     if (has_bias) {
       if (ctx.input(2).element_count() != m) ctx.fail("B must have " + std::to_string(m) + " values");
       p.bias.set_data_handle(const_cast<void*>(ctx.input(2).raw()));

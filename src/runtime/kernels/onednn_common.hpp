@@ -9,6 +9,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "inferopt/runtime/kernel.hpp"
+
 namespace inferopt::runtime::nn::onednn {
 
 /// The process's CPU engine.
@@ -37,6 +39,16 @@ inline dnnl::memory::desc activation_desc(std::int64_t n, std::int64_t c, std::i
 
 /// Whether oneDNN chose a reference (unoptimized) implementation, which the plain kernels beat.
 inline bool is_reference(const char* impl) { return impl == nullptr || std::string_view(impl).find("ref") != std::string_view::npos; }
+
+/// Points `scratch`, the scratchpad of a primitive made with scratchpad_mode::user, at the
+/// step's scratch memory (kernel_context::scratch: a place in the session's arena, where
+/// oneDNN's default would keep one buffer per primitive resident); false when it needs none.
+inline bool point_scratchpad(kernel_context& ctx, dnnl::memory& scratch) {
+  const std::size_t bytes = scratch.get_desc().get_size();
+  if (bytes == 0) return false;
+  scratch.set_data_handle(ctx.scratch(bytes));
+  return true;
+}
 
 /// `source` reordered into a new memory of `layout`.
 inline dnnl::memory reordered(dnnl::memory source, const dnnl::memory::desc& layout) {
