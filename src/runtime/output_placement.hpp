@@ -17,7 +17,7 @@ struct output_placement {
   std::byte* arena = nullptr;           ///< null in traced runs
   std::shared_ptr<const void> holder;   ///< keeps the arena alive in the tensors placed there
   std::vector<unsigned char> allocated;  ///< per output: allocate_output ran for it
-  bool overflowed = false;              ///< an output needed more than its plan reserved
+  bool overflowed = false;              ///< an output or the scratch needed more than the plan reserved
   std::size_t scratch_offset = unplanned;  ///< the step's scratch in the arena, or unplanned
   std::size_t scratch_capacity = 0;        ///< bytes the plan reserved for it
   std::size_t scratch_used = 0;            ///< the most scratch the step asked for (traces)

@@ -86,15 +86,13 @@ class qconv_kernel final : public kernel {
     primitive& p = primitive_for(ctx, n, h, w, g);
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst}};
-    if (onednn::point_scratchpad(ctx, p.scratch)) args.emplace(DNNL_ARG_SCRATCHPAD, p.scratch);
+    onednn::point_scratchpad(ctx, p.scratch);
     if (spec_.has_bias) {
       const tensor& b = ctx.input(8);
       if (b.dtype() != data_type::int32 || b.element_count() != m) ctx.fail("B must be " + std::to_string(m) + " int32 values");
       p.bias.set_data_handle(const_cast<void*>(b.raw()));
-      args.emplace(DNNL_ARG_BIAS, p.bias);
     }
-    p.run.execute(onednn::stream(), args);
+    p.run.execute(onednn::stream(), p.args);  // the memories' handles were set above
   }
 
  private:
@@ -102,17 +100,20 @@ class qconv_kernel final : public kernel {
     std::int64_t n, h, w;
     dnnl::convolution_forward run;
     memory src, weights, bias, dst, scratch;
+    std::unordered_map<int, memory> args;  // the memories above, made once
   };
 
   primitive& primitive_for(const kernel_context& ctx, std::int64_t n, std::int64_t h, std::int64_t w,
                            const window_geometry& g) {
     return cache_.find_or_make([&](const primitive& p) { return p.n == n && p.h == h && p.w == w; }, [&] {
       const auto pd = describe_qconv(spec_, n, h, w, g);
-      return primitive{n, h, w, dnnl::convolution_forward(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       weights_.in(ctx, pd.weights_desc(), onnx_weights_desc()),
-                       memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       memory(pd.scratchpad_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+      primitive p{n, h, w, dnnl::convolution_forward(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                  weights_.in(ctx, pd.weights_desc(), onnx_weights_desc()),
+                  memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                  memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                  memory(pd.scratchpad_desc(), onednn::engine(), DNNL_MEMORY_NONE), {}};
+      p.args = onednn::primitive_args(p.src, p.weights, p.dst, spec_.has_bias ? &p.bias : nullptr, p.scratch);
+      return p;
     });
   }
 

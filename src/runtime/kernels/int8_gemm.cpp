@@ -57,15 +57,13 @@ class qgemm_kernel final : public kernel {
     primitive& p = primitive_for(ctx, m);
     p.a.set_data_handle(const_cast<void*>(a.raw()));
     p.y.set_data_handle(y.mutable_raw());
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.y}};
-    if (onednn::point_scratchpad(ctx, p.scratch)) args.emplace(DNNL_ARG_SCRATCHPAD, p.scratch);
+    onednn::point_scratchpad(ctx, p.scratch);
     if (spec_.has_bias) {
       const tensor& c = ctx.input(6);
       if (c.dtype() != data_type::int32 || c.element_count() != spec_.n) ctx.fail("C must be " + std::to_string(spec_.n) + " int32 values");
       p.bias.set_data_handle(const_cast<void*>(c.raw()));
-      args.emplace(DNNL_ARG_BIAS, p.bias);
     }
-    p.run.execute(onednn::stream(), args);
+    p.run.execute(onednn::stream(), p.args);  // the memories' handles were set above
   }
 
  private:
@@ -73,16 +71,19 @@ class qgemm_kernel final : public kernel {
     std::int64_t m;
     dnnl::matmul run;
     memory a, b, bias, y, scratch;
+    std::unordered_map<int, memory> args;  // the memories above, made once
   };
 
   primitive& primitive_for(const kernel_context& ctx, std::int64_t m) {
     return cache_.find_or_make([&](const primitive& p) { return p.m == m; }, [&] {
       const auto pd = describe_qgemm(spec_, m);
-      return primitive{m, dnnl::matmul(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       weights_.in(ctx, pd.weights_desc(), onnx_weights_desc()),
-                       memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE),
-                       memory(pd.scratchpad_desc(), onednn::engine(), DNNL_MEMORY_NONE)};
+      primitive p{m, dnnl::matmul(pd), memory(pd.src_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                  weights_.in(ctx, pd.weights_desc(), onnx_weights_desc()),
+                  memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                  memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE),
+                  memory(pd.scratchpad_desc(), onednn::engine(), DNNL_MEMORY_NONE), {}};
+      p.args = onednn::primitive_args(p.a, p.b, p.y, spec_.has_bias ? &p.bias : nullptr, p.scratch);
+      return p;
     });
   }
 

@@ -151,7 +151,7 @@ class nchwc_conv_kernel final : public kernel {
     const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));
     p.src.set_data_handle(const_cast<void*>(x.raw()));
     p.dst.set_data_handle(y.mutable_raw());
-    (void)onednn::point_scratchpad(ctx, p.scratch);  // p.args holds it where there is one
+    onednn::point_scratchpad(ctx, p.scratch);
     if (has_bias) {
       if (ctx.input(2).element_count() != m) ctx.fail("B must have " + std::to_string(m) + " values");
       p.bias.set_data_handle(const_cast<void*>(ctx.input(2).raw()));
@@ -193,9 +193,7 @@ class nchwc_conv_kernel final : public kernel {
                       memory(pd.bias_desc(), onednn::engine(), DNNL_MEMORY_NONE),
                       memory(pd.dst_desc(), onednn::engine(), DNNL_MEMORY_NONE),
                       memory(pd.scratchpad_desc(), onednn::engine(), DNNL_MEMORY_NONE), {}};
-          p.args = {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, p.dst}};
-          if (pd.scratchpad_desc().get_size() > 0) p.args.emplace(DNNL_ARG_SCRATCHPAD, p.scratch);
-          if (has_bias) p.args.emplace(DNNL_ARG_BIAS, p.bias);
+          p.args = onednn::primitive_args(p.src, p.weights, p.dst, has_bias ? &p.bias : nullptr, p.scratch);
           return p;
         });
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <list>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -40,14 +41,23 @@ inline dnnl::memory::desc activation_desc(std::int64_t n, std::int64_t c, std::i
 /// Whether oneDNN chose a reference (unoptimized) implementation, which the plain kernels beat.
 inline bool is_reference(const char* impl) { return impl == nullptr || std::string_view(impl).find("ref") != std::string_view::npos; }
 
+/// The argument map of a primitive, made once with it: later calls set the memories' data
+/// handles (dnnl::memory is a shared handle), so no map is built per call. `bias` may be null;
+/// `scratch` joins only where the primitive needs one.
+inline std::unordered_map<int, dnnl::memory> primitive_args(const dnnl::memory& src, const dnnl::memory& weights,
+                                                            const dnnl::memory& dst, const dnnl::memory* bias,
+                                                            const dnnl::memory& scratch) {
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, *bias);
+  if (scratch.get_desc().get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
+  return args;
+}
+
 /// Points `scratch`, the scratchpad of a primitive made with scratchpad_mode::user, at the
 /// step's scratch memory (kernel_context::scratch: a place in the session's arena, where
-/// oneDNN's default would keep one buffer per primitive resident); false when it needs none.
-inline bool point_scratchpad(kernel_context& ctx, dnnl::memory& scratch) {
-  const std::size_t bytes = scratch.get_desc().get_size();
-  if (bytes == 0) return false;
-  scratch.set_data_handle(ctx.scratch(bytes));
-  return true;
+/// oneDNN's default would keep one buffer per primitive resident); nothing when it needs none.
+inline void point_scratchpad(kernel_context& ctx, dnnl::memory& scratch) {
+  if (const std::size_t bytes = scratch.get_desc().get_size(); bytes > 0) scratch.set_data_handle(ctx.scratch(bytes));
 }
 
 /// `source` reordered into a new memory of `layout`.
