@@ -1,9 +1,13 @@
-// The generated table of definitions the library lacks, built once into library schemas.
+// The generated table of operator definitions, each operator built into library schemas on first use.
 
 #include "generated_schemas.hpp"
 
+#include <algorithm>
+#include <array>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 namespace inferopt::ir::validation {
@@ -51,39 +55,61 @@ class builder {
 
 builder b(const char* domain, const char* op, int since) { return builder(domain, op, since); }
 
-/// Per domain and op, the definitions oldest first.
-using definition_table = std::map<std::pair<std::string, std::string>, std::vector<std::unique_ptr<generated_definition>>,
-                                  std::less<>>;
+/// One operator's definitions, oldest first, as its generated function adds them.
+struct op_definitions {
+  std::vector<std::unique_ptr<generated_definition>> versions;
+  void add(builder&& one) { versions.push_back(std::move(one).finish()); }
+};
 
-const definition_table& table() {
-  static const definition_table built = [] {
-    definition_table t;
-    const auto add = [&t](builder&& one) {
-      auto def = std::move(one).finish();
-      t[{def->schema.domain(), def->schema.Name()}].push_back(std::move(def));
-    };
+/// One operator of the table: its definitions are built the first time a node asks for it,
+/// so a model pays for the operators it uses, not for all of them.
+struct op_entry {
+  std::string_view domain;
+  std::string_view op;
+  void (*define)(op_definitions&);
+};
+
+constexpr op_entry table[] = {
 #include "generated_schemas.inc"
-    return t;
-  }();
-  return built;
+};
+constexpr std::size_t table_size = std::size(table);
+
+constexpr bool entry_before(const op_entry& e, std::pair<std::string_view, std::string_view> key) {
+  return std::pair(e.domain, e.op) < key;
+}
+
+static_assert(std::is_sorted(std::begin(table), std::end(table),
+                             [](const op_entry& a, const op_entry& b) { return entry_before(a, {b.domain, b.op}); }),
+              "generated_schemas.inc must be sorted by domain and op");
+
+/// The built definitions of the table's entry `index`.
+const op_definitions& definitions_of(std::size_t index) {
+  struct lazily_built {
+    std::once_flag once;
+    op_definitions definitions;
+  };
+  static std::array<lazily_built, table_size> built;
+  lazily_built& slot = built[index];
+  std::call_once(slot.once, [&] { table[index].define(slot.definitions); });
+  return slot.definitions;
 }
 
 }  // namespace
 
 const generated_definition* find_generated_definition(std::string_view domain, std::string_view op,
                                                       std::int64_t opset) {
-  auto it = table().find(std::pair<std::string, std::string>(domain, op));
-  if (it == table().end()) return nullptr;
+  const op_entry* it = std::lower_bound(std::begin(table), std::end(table), std::pair(domain, op), entry_before);
+  if (it == std::end(table) || it->domain != domain || it->op != op) return nullptr;
   const generated_definition* found = nullptr;
-  for (const auto& def : it->second) {
+  for (const auto& def : definitions_of(static_cast<std::size_t>(it - std::begin(table))).versions) {
     if (def->schema.SinceVersion() <= opset) found = def.get();
   }
   return found;
 }
 
 bool has_generated_domain(std::string_view domain) {
-  auto it = table().lower_bound(std::pair<std::string, std::string>(domain, ""));
-  return it != table().end() && it->first.first == domain;
+  const op_entry* it = std::lower_bound(std::begin(table), std::end(table), std::pair(domain, std::string_view()), entry_before);
+  return it != std::end(table) && it->domain == domain;
 }
 
 }  // namespace inferopt::ir::validation

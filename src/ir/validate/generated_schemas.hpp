@@ -1,8 +1,9 @@
 #pragma once
-// The operator definitions the linked ONNX library lacks: ai.onnx from opset 18 to 24, and
+// The operator definitions validation checks nodes against: ai.onnx up to opset 24, and
 // onnxruntime's domains (com.microsoft, com.microsoft.nchwc). Generated from the onnx and
 // onnxruntime packages (scripts/gen_schemas.py) and built into the library's schema type, so
-// that `OpSchema::Verify` and our type checks read them like the library's own. Private to
+// that `OpSchema::Verify` and our type checks read them like the library's own. The linked
+// library's registry is not used: it builds all its definitions at once. Private to
 // src/ir/validate.
 
 #include <cstdint>

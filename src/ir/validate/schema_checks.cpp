@@ -1,9 +1,8 @@
 // Nodes against ONNX's operator schemas: counts, attributes and type constraints.
 //
-// The linked ONNX library knows ai.onnx up to its own newest opset; definitions introduced
-// after it, and onnxruntime's domains, come from a table generated from the onnx and
-// onnxruntime packages (generated_schemas.inc), built into the library's schema type so that
-// one code path checks both.
+// The definitions come from a table generated from the onnx and onnxruntime packages
+// (generated_schemas.inc), built into the linked library's schema type so that its
+// `OpSchema::Verify` checks counts and attributes.
 
 #include <map>
 #include <span>
@@ -23,24 +22,13 @@
 namespace inferopt::ir::validation {
 namespace {
 
-std::int64_t library_newest_opset() {
-  static const std::int64_t newest = [] {
-    const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-    auto it = ranges.find("");
-    return it == ranges.end() ? std::int64_t{0} : static_cast<std::int64_t>(it->second.second);
-  }();
-  return newest;
-}
-
-/// The schema that describes `n` at `opset` (the model's import of the node's domain): for
-/// ai.onnx the library's up to its newest opset, the generated table's for definitions
-/// introduced after, and the library's newest where the op has not changed since (then the
-/// generated table's for the ai.onnx op onnxruntime defines itself); for
-/// onnxruntime's domains the generated table's. An op the opset does not define is refused;
-/// other domains (model-local functions, inferopt's own) have no schema here.
+/// The schema that describes `n` at `opset` (the model's import of the node's domain): the
+/// generated table's newest definition at or before `opset`, for ai.onnx and onnxruntime's
+/// domains. An op the opset does not define is refused; other domains (model-local
+/// functions, inferopt's own, ai.onnx.ml) have no schema here.
 struct schema_in_force {
   const onnx::OpSchema* schema = nullptr;
-  /// Per type variable, element types the library cannot name; null for the library's own.
+  /// Per type variable, element types the library cannot name.
   const std::map<std::string, std::vector<data_type>, std::less<>>* newer_types = nullptr;
 };
 
@@ -51,21 +39,11 @@ struct schema_in_force {
 
 schema_in_force find_schema(const node& n, std::int64_t opset) {
   if (opset <= 0) return {};
-  if (!n.is_onnx_domain()) {
-    if (!has_generated_domain(n.domain())) return {};
-    const generated_definition* d = find_generated_definition(n.domain(), n.op_type(), opset);
-    if (!d) refuse_unknown_op(n, opset);
-    return {&d->schema, &d->newer_types};
-  }
-  const std::int64_t newest = library_newest_opset();
-  if (opset > newest) {
-    if (const generated_definition* d = find_generated_definition("", n.op_type(), opset)) return {&d->schema, &d->newer_types};
-  }
-  const auto* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(std::min(opset, newest)), "");
-  if (schema) return {schema, nullptr};
-  // onnxruntime's own op in this domain (SimplifiedLayerNormalization), defined since opset 1
-  if (const generated_definition* d = find_generated_definition("", n.op_type(), opset)) return {&d->schema, &d->newer_types};
-  refuse_unknown_op(n, opset);
+  const std::string_view domain = n.is_onnx_domain() ? std::string_view() : std::string_view(n.domain());
+  if (!has_generated_domain(domain)) return {};
+  const generated_definition* d = find_generated_definition(domain, n.op_type(), opset);
+  if (!d) refuse_unknown_op(n, opset);
+  return {&d->schema, &d->newer_types};
 }
 
 /// One attribute as `OpSchema::Verify` reads it: name, type and values, with empty
