@@ -16,7 +16,7 @@
 
 #include <httplib.h>
 
-#include "commands.hpp"
+#include "command_line.hpp"
 #include "inferopt/runtime/inputs.hpp"
 #include "inferopt/serve/histogram.hpp"
 #include "inferopt/serve/kserve.hpp"
@@ -341,7 +341,7 @@ int run_loadgen(const loadgen_options& o) {
 }  // namespace
 
 command add_loadgen(CLI::App& app) {
-  return make_command<loadgen_options>(app, "loadgen", "Send load to a KServe v2 server and report throughput and latency",
+  return make_command<loadgen_options>(app, std::string(loadgen_command.name), std::string(loadgen_command.description),
                                        declare_loadgen, run_loadgen);
 }
 

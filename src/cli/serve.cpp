@@ -14,7 +14,7 @@
 
 #include <httplib.h>
 
-#include "commands.hpp"
+#include "command_line.hpp"
 #include "process_memory.hpp"
 #include "inferopt/serve.hpp"
 #include "inferopt/serve/kserve.hpp"
@@ -382,7 +382,7 @@ int run_serve(serve_options o) {
 }  // namespace
 
 command add_serve(CLI::App& app) {
-  return make_command<serve_options>(app, "serve", "Serve a model over HTTP (KServe v2) with dynamic batching", declare_serve,
+  return make_command<serve_options>(app, std::string(serve_command.name), std::string(serve_command.description), declare_serve,
                                      [](const serve_options& o) { return run_serve(o); });
 }
 
