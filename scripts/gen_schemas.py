@@ -30,10 +30,14 @@ LAST = 24  # the newest opset inferopt reads
 RUNTIME_DOMAINS = ("com.microsoft", "com.microsoft.nchwc")
 RUNTIME_ONNX_DOMAIN_OPS = ("SimplifiedLayerNormalization",)
 
-# Element types the library does not know: checked by us, on top of its schema.
-NEWER_ELEMENTS = {
-    "float8e4m3fn": "float8e4m3fn", "float8e4m3fnuz": "float8e4m3fnuz", "float8e5m2": "float8e5m2",
-    "float8e5m2fnuz": "float8e5m2fnuz", "uint4": "uint4", "int4": "int4",
+# ONNX's element type names, as our data_type enumerators spell them.
+ELEMENT_NAMES = {
+    "float": "float32", "double": "float64", "bool": "boolean", "uint8": "uint8", "int8": "int8",
+    "uint16": "uint16", "int16": "int16", "int32": "int32", "int64": "int64", "string": "string",
+    "float16": "float16", "uint32": "uint32", "uint64": "uint64", "complex64": "complex64",
+    "complex128": "complex128", "bfloat16": "bfloat16", "float8e4m3fn": "float8e4m3fn",
+    "float8e4m3fnuz": "float8e4m3fnuz", "float8e5m2": "float8e5m2", "float8e5m2fnuz": "float8e5m2fnuz",
+    "uint4": "uint4", "int4": "int4",
 }
 # Types past int4 cannot occur: the loader refuses element types it does not represent.
 UNREPRESENTED = {"float4e2m1", "float8e8m0", "uint2", "int2"}
@@ -58,19 +62,16 @@ class Formal:
 
 
 def split_types(type_strs):
-    """Type strings the library parses, and the newer element types (tensor(X) only)."""
-    known, newer = [], []
+    """The element types of the plain tensors among `type_strs`, and whether any is something
+    else (a sequence, optional, map or sparse tensor)."""
+    elements, non_tensors = [], False
     for t in sorted(type_strs):
-        names = set(re.findall(r"[a-z0-9]+", t)) - {"tensor", "seq", "optional", "map", "sparse_tensor"}
-        if names & UNREPRESENTED:
-            continue
-        if names & NEWER_ELEMENTS.keys():
-            inner = re.fullmatch(r"tensor\((\w+)\)", t)
-            if inner:
-                newer.append(NEWER_ELEMENTS[inner.group(1)])
-            continue
-        known.append(t)
-    return known, newer
+        inner = re.fullmatch(r"tensor\((\w+)\)", t)
+        if not inner:
+            non_tensors = True
+        elif inner.group(1) not in UNREPRESENTED:
+            elements.append(ELEMENT_NAMES[inner.group(1)])
+    return elements, non_tensors
 
 
 def formal_call(kind, index, p, literal_types):
@@ -91,10 +92,11 @@ def schema_lines(s):
         lines.append(f'        .attr("{a.name}", {int(a.type)}, {str(a.required).lower()})')
     constraints = [(c.type_param_str, c.allowed_type_strs) for c in s.type_constraints] + list(literal_types.items())
     for name, types in constraints:
-        known, newer = split_types(types)
-        known_list = ", ".join(f'"{t}"' for t in known)
-        newer_list = ", ".join(f"data_type::{t}" for t in newer)
-        lines.append(f'        .types("{name}", {{{known_list}}}, {{{newer_list}}})')
+        elements, non_tensors = split_types(types)
+        element_list = ", ".join(f"data_type::{t}" for t in elements)
+        lines.append(f'        .types("{name}", {{{element_list}}}, {str(non_tensors).lower()})')
+    if getattr(s, "deprecated", False):
+        lines.append("        .deprecated()")
     lines[-1] += ");"
     return lines
 

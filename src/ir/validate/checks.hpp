@@ -27,8 +27,8 @@ namespace inferopt::ir::validation {
 
 /// Input and output counts, attribute names, types and presence, and required inputs given,
 /// against the op's schema in force at `opset`, the model's import of the node's domain
-/// (ONNX's registry up to the library's newest opset; the generated table for newer ai.onnx
-/// definitions and onnxruntime's domains). An op the opset does not define is refused.
+/// (the table generated from the onnx and onnxruntime packages, generated_schemas.hpp). An
+/// op the opset does not define is refused.
 void check_schema(const node& n, std::int64_t opset);
 
 /// Attribute values the schemas cannot express: strides, dilations and kernel sizes above 0,

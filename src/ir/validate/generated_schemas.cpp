@@ -1,4 +1,4 @@
-// The generated table of operator definitions, each operator built into library schemas on first use.
+// The generated table of operator definitions, each operator built on first use.
 
 #include "generated_schemas.hpp"
 
@@ -6,6 +6,7 @@
 #include <array>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -13,51 +14,78 @@
 namespace inferopt::ir::validation {
 namespace {
 
-constexpr auto single = onnx::OpSchema::Single;
-constexpr auto optional = onnx::OpSchema::Optional;
-constexpr auto variadic = onnx::OpSchema::Variadic;
+constexpr auto single = arity::single;
+constexpr auto optional = arity::optional;
+constexpr auto variadic = arity::variadic;
 
-/// The builder the generated calls chain on: one definition, described as the `onnx`
-/// Python package reports it.
+/// The fewest and most values `formals` take, as ONNX's OpSchema::Finalize counts them: every
+/// single formal up to the last one is needed, and a variadic (always last) needs its
+/// minimum and takes any number.
+void count_arity(const std::vector<formal_parameter>& formals, int& least, int& most) {
+  least = most = 0;
+  for (const formal_parameter& f : formals) {
+    switch (f.option) {
+      case arity::single: least = ++most; break;
+      case arity::optional: ++most; break;
+      case arity::variadic:
+        least = most + f.min_arity;
+        most = std::numeric_limits<int>::max();
+        break;
+    }
+  }
+}
+
+/// The builder the generated calls chain on: one definition, described as the `onnx` and
+/// `onnxruntime` Python packages report it.
 class builder {
  public:
-  builder(const char* domain, const char* op, int since) : def_(std::make_unique<generated_definition>()) {
-    def_->schema.SetName(op).SetDomain(domain).SinceVersion(since);
+  builder(const char* domain, const char* op, int since) : def_(std::make_unique<op_definition>()) {
+    def_->domain = domain;
+    def_->op = op;
+    def_->since = since;
   }
-  builder&& input(int i, const char* name, const char* type_str, onnx::OpSchema::FormalParameterOption option,
-                  bool homogeneous, int min_arity) && {
-    def_->schema.Input(i, name, "", type_str, option, homogeneous, min_arity);
+  builder&& input(std::size_t i, const char* name, const char* type_variable, arity option, bool homogeneous,
+                  int min_arity) && {
+    formal(def_->inputs, i) = {name, type_variable, option, homogeneous, min_arity};
     return std::move(*this);
   }
-  builder&& output(int i, const char* name, const char* type_str, onnx::OpSchema::FormalParameterOption option,
-                   bool homogeneous, int min_arity) && {
-    def_->schema.Output(i, name, "", type_str, option, homogeneous, min_arity);
+  builder&& output(std::size_t i, const char* name, const char* type_variable, arity option, bool homogeneous,
+                   int min_arity) && {
+    formal(def_->outputs, i) = {name, type_variable, option, homogeneous, min_arity};
     return std::move(*this);
   }
-  builder&& attr(const char* name, int type, bool required) && {
-    def_->schema.Attr(name, "", static_cast<onnx::AttributeProto::AttributeType>(type), required);
+  builder&& attr(const char* name, int kind, bool required) && {
+    def_->attributes[name] = {static_cast<attribute_kind>(kind), required};
     return std::move(*this);
   }
-  builder&& types(const char* type_str, std::initializer_list<const char*> known,
-                  std::initializer_list<data_type> newer) && {
-    def_->schema.TypeConstraint(type_str, std::vector<std::string>(known.begin(), known.end()), "");
-    if (newer.size() > 0) def_->newer_types.emplace(type_str, std::vector<data_type>(newer));
+  builder&& types(const char* type_variable, std::initializer_list<data_type> elements, bool takes_non_tensors) && {
+    def_->type_constraints[type_variable] = {std::vector<data_type>(elements), takes_non_tensors};
     return std::move(*this);
   }
-  std::unique_ptr<generated_definition> finish() && {
-    def_->schema.Finalize();
+  builder&& deprecated() && {
+    def_->deprecated = true;
+    return std::move(*this);
+  }
+  std::unique_ptr<op_definition> finish() && {
+    count_arity(def_->inputs, def_->min_inputs, def_->max_inputs);
+    count_arity(def_->outputs, def_->min_outputs, def_->max_outputs);
     return std::move(def_);
   }
 
  private:
-  std::unique_ptr<generated_definition> def_;
+  static formal_parameter& formal(std::vector<formal_parameter>& formals, std::size_t i) {
+    if (formals.size() <= i) formals.resize(i + 1);
+    return formals[i];
+  }
+
+  std::unique_ptr<op_definition> def_;
 };
 
 builder b(const char* domain, const char* op, int since) { return builder(domain, op, since); }
 
 /// One operator's definitions, oldest first, as its generated function adds them.
 struct op_definitions {
-  std::vector<std::unique_ptr<generated_definition>> versions;
+  std::vector<std::unique_ptr<op_definition>> versions;
   void add(builder&& one) { versions.push_back(std::move(one).finish()); }
 };
 
@@ -96,13 +124,14 @@ const op_definitions& definitions_of(std::size_t index) {
 
 }  // namespace
 
-const generated_definition* find_generated_definition(std::string_view domain, std::string_view op,
-                                                      std::int64_t opset) {
+bool allowed_types::allows(data_type t) const { return std::find(elements.begin(), elements.end(), t) != elements.end(); }
+
+const op_definition* find_generated_definition(std::string_view domain, std::string_view op, std::int64_t opset) {
   const op_entry* it = std::lower_bound(std::begin(table), std::end(table), std::pair(domain, op), entry_before);
   if (it == std::end(table) || it->domain != domain || it->op != op) return nullptr;
-  const generated_definition* found = nullptr;
+  const op_definition* found = nullptr;
   for (const auto& def : definitions_of(static_cast<std::size_t>(it - std::begin(table))).versions) {
-    if (def->schema.SinceVersion() <= opset) found = def.get();
+    if (def->since <= opset) found = def.get();
   }
   return found;
 }

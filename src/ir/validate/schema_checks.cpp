@@ -1,163 +1,146 @@
 // Nodes against ONNX's operator schemas: counts, attributes and type constraints.
 //
 // The definitions come from a table generated from the onnx and onnxruntime packages
-// (generated_schemas.inc), built into the linked library's schema type so that its
-// `OpSchema::Verify` checks counts and attributes.
+// (generated_schemas.inc). The checks are those of ONNX's OpSchema::Verify (counts, attribute
+// names, types, values and presence) plus what onnxruntime refuses beyond it (an empty
+// required input) and type constraints, with messages that name the node.
 
+#include <algorithm>
+#include <array>
+#include <limits>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-#include <onnx/defs/data_type_utils.h>
-#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
 
 #include "checks.hpp"
+#include "generated_schemas.hpp"
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/value.hpp"
-#include "generated_schemas.hpp"
 
 namespace inferopt::ir::validation {
 namespace {
-
-/// The schema that describes `n` at `opset` (the model's import of the node's domain): the
-/// generated table's newest definition at or before `opset`, for ai.onnx and onnxruntime's
-/// domains. An op the opset does not define is refused; other domains (model-local
-/// functions, inferopt's own, ai.onnx.ml) have no schema here.
-struct schema_in_force {
-  const onnx::OpSchema* schema = nullptr;
-  /// Per type variable, element types the library cannot name.
-  const std::map<std::string, std::vector<data_type>, std::less<>>* newer_types = nullptr;
-};
 
 [[noreturn]] void refuse_unknown_op(const node& n, std::int64_t opset) {
   const std::string domain = n.is_onnx_domain() ? "ai.onnx" : n.domain();
   refuse(n, domain + " opset " + std::to_string(opset) + " has no operator '" + n.op_type() + "'");
 }
 
-schema_in_force find_schema(const node& n, std::int64_t opset) {
-  if (opset <= 0) return {};
+/// The definition that describes `n` at `opset` (the model's import of the node's domain),
+/// for ai.onnx and onnxruntime's domains; null for other domains (model-local functions,
+/// inferopt's own, ai.onnx.ml), which have no schema here. An op the opset does not define
+/// is refused.
+const op_definition* find_definition(const node& n, std::int64_t opset) {
+  if (opset <= 0) return nullptr;
   const std::string_view domain = n.is_onnx_domain() ? std::string_view() : std::string_view(n.domain());
-  if (!has_generated_domain(domain)) return {};
-  const generated_definition* d = find_generated_definition(domain, n.op_type(), opset);
+  if (!has_generated_domain(domain)) return nullptr;
+  const op_definition* d = find_generated_definition(domain, n.op_type(), opset);
   if (!d) refuse_unknown_op(n, opset);
-  return {&d->schema, &d->newer_types};
+  return d;
 }
 
-/// One attribute as `OpSchema::Verify` reads it: name, type and values, with empty
-/// stand-ins for tensors and graphs (checked elsewhere).
-void add_attribute_view(const attribute& a, onnx::AttributeProto& ap) {
-  ap.set_name(a.name);
-  if (a.kind == attribute_kind::undefined) return;
-  ap.set_type(static_cast<onnx::AttributeProto::AttributeType>(a.kind));
-  switch (a.kind) {
-    case attribute_kind::f: ap.set_f(a.f); break;
-    case attribute_kind::i: ap.set_i(a.i); break;
-    case attribute_kind::s: ap.set_s(a.s); break;
-    case attribute_kind::t: ap.mutable_t(); break;
-    case attribute_kind::g: ap.mutable_g(); break;
-    case attribute_kind::sparse_tensor: ap.mutable_sparse_tensor(); break;
-    case attribute_kind::type_proto: ap.mutable_tp(); break;
-    default: break;
+std::string_view kind_name(attribute_kind k) {
+  static constexpr std::array<std::string_view, 15> names{"UNDEFINED", "FLOAT",   "INT",    "STRING",        "TENSOR",
+                                                          "GRAPH",     "FLOATS",  "INTS",   "STRINGS",       "TENSORS",
+                                                          "GRAPHS",    "SPARSE_TENSOR", "SPARSE_TENSORS", "TYPE_PROTO",
+                                                          "TYPE_PROTOS"};
+  const auto i = static_cast<std::size_t>(k);
+  return i < names.size() ? names[i] : std::string_view("unknown");
+}
+
+/// The value count of one side (inputs or outputs) within what the formals allow.
+void check_count(const node& n, std::size_t count, int least, int most, const char* side) {
+  if (count >= static_cast<std::size_t>(least) && count <= static_cast<std::size_t>(most)) return;
+  const std::string range = most == std::numeric_limits<int>::max()
+                                ? "[min=" + std::to_string(least) + ", no max]"
+                                : "[min=" + std::to_string(least) + ", max=" + std::to_string(most) + "]";
+  refuse(n, "has " + std::string(side) + " size " + std::to_string(count) + " not in range " + range);
+}
+
+/// An empty name stands for an omitted value. ONNX's `Verify` allows it for any formal that
+/// is not single; onnxruntime also refuses an omitted variadic input, so inputs must be
+/// optional to be omitted.
+void check_present(const node& n, std::span<value* const> values, const std::vector<formal_parameter>& formals,
+                   const char* side, bool only_optional_omitted) {
+  for (std::size_t i = 0; i < values.size() && !formals.empty(); ++i) {
+    if (values[i]) continue;
+    const formal_parameter& formal = formals[std::min(i, formals.size() - 1)];
+    const bool allowed = only_optional_omitted ? formal.option == arity::optional : formal.option != arity::single;
+    if (!allowed) refuse(n, std::string(side) + " " + std::to_string(i) + " (" + formal.name + ") is required but empty");
   }
-  for (float v : a.floats) ap.add_floats(v);
-  for (std::int64_t v : a.ints) ap.add_ints(v);
-  for (const std::string& v : a.strings) ap.add_strings(v);
-  if (a.kind == attribute_kind::tensors) for (std::size_t k = 0; k < a.tensors.size(); ++k) ap.add_tensors();
-  if (a.kind == attribute_kind::graphs) for (std::size_t k = 0; k < a.graphs.size(); ++k) ap.add_graphs();
 }
 
-/// What `OpSchema::Verify` reads of a node: names, counts and attributes.
-onnx::NodeProto schema_view(const node& n) {
-  onnx::NodeProto np;
-  np.set_name(n.name());
-  np.set_op_type(n.op_type());
-  for (const value* v : n.inputs()) np.add_input(v ? v->name() : std::string());
-  for (const value* v : n.outputs()) np.add_output(v ? v->name() : std::string());
-  for (const attribute& a : n.attributes()) add_attribute_view(a, *np.add_attribute());
-  return np;
+bool is_list(attribute_kind k) {
+  return k == attribute_kind::floats || k == attribute_kind::ints || k == attribute_kind::strings ||
+         k == attribute_kind::tensors || k == attribute_kind::graphs;
 }
 
-std::string one_line(std::string s) {
-  for (char& c : s) c = (c == '\n' || c == '\r') ? ' ' : c;
-  while (!s.empty() && (s.back() == ' ' || s.back() == '.')) s.pop_back();
-  return s;
+std::size_t list_size(const attribute& a) {
+  return a.floats.size() + a.ints.size() + a.strings.size() + a.tensors.size() + a.graphs.size();
 }
 
-/// The element type each tensor type string of the library stands for.
-const std::unordered_map<onnx::DataType, data_type>& tensor_types() {
-  static const auto table = [] {
-    std::unordered_map<onnx::DataType, data_type> out;
-    for (int t = 1; t <= onnx::TensorProto_DataType_BFLOAT16; ++t) {
-      onnx::TypeProto tp;
-      tp.mutable_tensor_type()->set_elem_type(t);
-      out.emplace(onnx::Utils::DataTypeUtils::ToType(tp), static_cast<data_type>(t));
+/// Attribute names the op knows, each once, of its type, lists not empty, the required ones
+/// present. Names starting with two underscores are implementation details ONNX skips.
+void check_attributes(const node& n, const op_definition& d) {
+  std::set<std::string_view> seen;
+  for (const attribute& a : n.attributes()) {
+    if (!seen.insert(a.name).second) refuse(n, "attribute '" + a.name + "' appears more than once");
+    const auto it = d.attributes.find(a.name);
+    if (it == d.attributes.end()) {
+      if (a.name.starts_with("__")) continue;
+      refuse(n, "Unrecognized attribute: " + a.name + " for operator " + n.op_type());
     }
-    return out;
-  }();
-  return table;
-}
-
-/// One formal parameter's allowed types, as element types plus whether it takes anything
-/// that is not a plain tensor (sequences, optionals, maps).
-struct allowed_types {
-  std::vector<data_type> elements;
-  bool takes_non_tensors = false;
-
-  [[nodiscard]] bool allows(data_type t) const { return std::find(elements.begin(), elements.end(), t) != elements.end(); }
-};
-
-allowed_types allowed_by(const onnx::OpSchema::FormalParameter& p, const schema_in_force& s) {
-  allowed_types out;
-  for (const onnx::DataType& t : p.GetTypes()) {
-    auto it = tensor_types().find(t);
-    if (it != tensor_types().end()) out.elements.push_back(it->second);
-    else out.takes_non_tensors = true;
-  }
-  if (s.newer_types) {
-    if (auto it = s.newer_types->find(p.GetTypeStr()); it != s.newer_types->end()) {
-      out.elements.insert(out.elements.end(), it->second.begin(), it->second.end());
+    const attribute_kind expected = it->second.kind;
+    if (a.kind != expected) {
+      refuse(n, "attribute '" + a.name + "' is " + std::string(kind_name(a.kind)) + ", but " + n.op_type() + " takes " +
+                    std::string(kind_name(expected)));
     }
+    if (is_list(expected) && list_size(a) == 0) refuse(n, "attribute '" + a.name + "' is an empty list");
   }
-  return out;
+  for (const auto& [name, definition] : d.attributes) {
+    if (definition.required && !seen.contains(name)) refuse(n, "required attribute '" + name + "' is missing");
+  }
 }
 
 /// Binds type variables to the element types the node's values have, formal by formal.
 class type_binder {
  public:
-  type_binder(const node& n, const schema_in_force& s) : n_(n), s_(s) {}
+  type_binder(const node& n, const op_definition& d) : n_(n), d_(d) {}
 
-  void check(std::span<value* const> values, const std::vector<onnx::OpSchema::FormalParameter>& formals,
-             const char* role) {
+  void check(std::span<value* const> values, const std::vector<formal_parameter>& formals, const char* role) {
     for (std::size_t i = 0; i < values.size() && !formals.empty(); ++i) {
       const bool past_end = i >= formals.size();
-      const auto& formal = formals[past_end ? formals.size() - 1 : i];
-      if (past_end && formal.GetOption() != onnx::OpSchema::Variadic) return;  // Verify refused counts
+      const formal_parameter& formal = formals[past_end ? formals.size() - 1 : i];
+      if (past_end && formal.option != arity::variadic) return;  // the count check refused it
       if (values[i]) check_value(*values[i], formal, role);
     }
   }
 
  private:
-  void check_value(const value& v, const onnx::OpSchema::FormalParameter& formal, const char* role) {
+  void check_value(const value& v, const formal_parameter& formal, const char* role) {
     // An initializer is a tensor of its own element type, declared or not.
     if (!v.type() && !v.is_initializer()) return;
-    const allowed_types allowed = allowed_by(formal, s_);
+    const auto constraint = d_.type_constraints.find(formal.type_variable);
+    if (constraint == d_.type_constraints.end()) return;
+    const allowed_types& allowed = constraint->second;
     const std::string subject = std::string(role) + " '" + v.name() + "'";
     if (!v.is_initializer() && !v.type()->is_tensor) {
-      if (!allowed.takes_non_tensors) refuse(n_, subject + " is not a tensor, but " + formal.GetName() + " of " + n_.op_type() + " must be one");
+      if (!allowed.takes_non_tensors) refuse(n_, subject + " is not a tensor, but " + formal.name + " of " + n_.op_type() + " must be one");
       return;
     }
     const data_type t = v.is_initializer() ? v.initializer()->dtype : v.type()->elem_type;
     if (t == data_type::undefined || allowed.takes_non_tensors) return;
     if (!allowed.allows(t)) {
       refuse(n_, subject + " is " + std::string(to_string(t)) + ", a type " + n_.op_type() + " does not take for " +
-                     formal.GetName());
+                     formal.name);
     }
-    const bool homogeneous = formal.GetOption() != onnx::OpSchema::Variadic || formal.GetIsHomogeneous();
+    const bool homogeneous = formal.option != arity::variadic || formal.homogeneous;
     if (!homogeneous) return;
-    auto [bound, inserted] = bound_.try_emplace(formal.GetTypeStr(), t, v.name());
+    auto [bound, inserted] = bound_.try_emplace(formal.type_variable, t, v.name());
     if (!inserted && bound->second.first != t) {
       refuse(n_, subject + " is " + std::string(to_string(t)) + " but '" + bound->second.second + "' is " +
                      std::string(to_string(bound->second.first)) + ", and " + n_.op_type() + " needs one type for both");
@@ -165,7 +148,7 @@ class type_binder {
   }
 
   const node& n_;
-  const schema_in_force& s_;
+  const op_definition& d_;
   std::map<std::string, std::pair<data_type, std::string>> bound_;  // type variable -> type, whose
 };
 
@@ -183,39 +166,26 @@ void check_attribute_types_present(const node& n) {
   }
 }
 
-/// An empty name stands for an omitted input, which only an optional formal allows (the
-/// library's `Verify` lets an empty variadic input through; onnxruntime refuses it).
-void check_required_inputs(const node& n, const onnx::OpSchema& schema) {
-  const auto& formals = schema.inputs();
-  for (std::size_t i = 0; i < n.inputs().size() && !formals.empty(); ++i) {
-    if (n.inputs()[i]) continue;
-    const auto& formal = formals[std::min(i, formals.size() - 1)];
-    if (formal.GetOption() != onnx::OpSchema::Optional) {
-      refuse(n, "input " + std::to_string(i) + " (" + formal.GetName() + ") is required but empty");
-    }
-  }
-}
-
 }  // namespace
 
 void check_schema(const node& n, std::int64_t opset) {
   check_attribute_types_present(n);
-  const schema_in_force s = find_schema(n, opset);
-  if (!s.schema) return;
-  try {
-    s.schema->Verify(schema_view(n));
-  } catch (const std::exception& e) {
-    refuse(n, one_line(e.what()));
-  }
-  check_required_inputs(n, *s.schema);
+  const op_definition* d = find_definition(n, opset);
+  if (!d) return;
+  if (d->deprecated) refuse(n, n.op_type() + " is deprecated since opset " + std::to_string(d->since));
+  check_count(n, n.inputs().size(), d->min_inputs, d->max_inputs, "input");
+  check_count(n, n.outputs().size(), d->min_outputs, d->max_outputs, "output");
+  check_present(n, n.inputs(), d->inputs, "input", true);
+  check_present(n, n.outputs(), d->outputs, "output", false);
+  check_attributes(n, *d);
 }
 
 void check_type_constraints(const node& n, std::int64_t opset) {
-  const schema_in_force s = find_schema(n, opset);
-  if (!s.schema) return;
-  type_binder binder(n, s);
-  binder.check(n.inputs(), s.schema->inputs(), "input");
-  binder.check(n.outputs(), s.schema->outputs(), "output");
+  const op_definition* d = find_definition(n, opset);
+  if (!d) return;
+  type_binder binder(n, *d);
+  binder.check(n.inputs(), d->inputs, "input");
+  binder.check(n.outputs(), d->outputs, "output");
 }
 
 }  // namespace inferopt::ir::validation
