@@ -83,6 +83,20 @@ def formal_call(kind, index, p, literal_types):
     return f'.{kind}({index}, "{f.name}", "{type_str}", {f.option}, {str(f.homogeneous).lower()}, {f.min_arity})'
 
 
+def runtime_deprecation():
+    """(domain, op, since) -> whether onnxruntime refuses that definition as deprecated.
+    onnxruntime is the judge: it loads GroupNormalization-18, which onnx marks deprecated, and
+    refuses Upsample-10 and Scatter-11."""
+    return {(s.domain, s.name, s.since_version): s.deprecated for s in ort_schemas.get_all_operator_schema()}
+
+
+RUNTIME_DEPRECATION = runtime_deprecation()
+
+
+def deprecated(s):
+    return RUNTIME_DEPRECATION.get((s.domain, s.name, s.since_version), getattr(s, "deprecated", False))
+
+
 def schema_lines(s):
     literal_types = {}
     lines = [f'    d.add(b("{s.domain}", "{s.name}", {s.since_version})']
@@ -95,7 +109,7 @@ def schema_lines(s):
         elements, non_tensors = split_types(types)
         element_list = ", ".join(f"data_type::{t}" for t in elements)
         lines.append(f'        .types("{name}", {{{element_list}}}, {str(non_tensors).lower()})')
-    if getattr(s, "deprecated", False):
+    if deprecated(s):
         lines.append("        .deprecated()")
     lines[-1] += ");"
     return lines
