@@ -31,21 +31,10 @@ inline process_result run_cli(const std::vector<std::string>& args) {
   return run_process(argv);
 }
 
-/// A fresh empty folder, removed with everything in it when the test ends.
-class scratch {
+/// A fresh empty folder for one CLI test, removed when the test ends.
+class scratch : public scratch_folder {
  public:
-  explicit scratch(const std::string& name) : dir_(scratch_dir("cli_" + name)) {}
-  scratch(const scratch&) = delete;
-  scratch& operator=(const scratch&) = delete;
-  ~scratch() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  [[nodiscard]] const fs::path& path() const { return dir_; }
-  [[nodiscard]] fs::path operator/(const std::string& name) const { return dir_ / name; }
-
- private:
-  fs::path dir_;
+  explicit scratch(const std::string& name) : scratch_folder("cli_" + name) {}
 };
 
 inline std::string read_bytes(const fs::path& p) {

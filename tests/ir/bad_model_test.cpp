@@ -46,7 +46,8 @@ std::string random_bytes(std::size_t n, std::uint32_t seed) {
 }  // namespace
 
 TEST_CASE("load_model refuses files that are not ONNX models", "[ir][bad-model]") {
-  const fs::path dir = test::scratch_dir("bad_files");
+  const test::scratch_folder scratch("bad_files");
+  const fs::path& dir = scratch.path();
   const fs::path path = dir / "model.onnx";
 
   SECTION("a missing file") {
@@ -97,7 +98,8 @@ TEST_CASE("load_model refuses files that are not ONNX models", "[ir][bad-model]"
 }
 
 TEST_CASE("load_model refuses tensors whose data does not match their dims", "[ir][bad-model]") {
-  const fs::path dir = test::scratch_dir("bad_tensors");
+  const test::scratch_folder scratch("bad_tensors");
+  const fs::path& dir = scratch.path();
   const fs::path path = dir / "model.onnx";
   onnx::ModelProto mp = test::relu_model_proto();
   onnx::GraphProto& g = *mp.mutable_graph();
@@ -157,7 +159,8 @@ TEST_CASE("load_model refuses tensors whose data does not match their dims", "[i
 }
 
 TEST_CASE("load_model refuses a graph whose nodes form a cycle, naming a node on it", "[ir][bad-model]") {
-  const fs::path dir = test::scratch_dir("bad_cycle");
+  const test::scratch_folder scratch("bad_cycle");
+  const fs::path& dir = scratch.path();
   const fs::path path = dir / "model.onnx";
   onnx::ModelProto mp = test::relu_model_proto();
   onnx::GraphProto& g = *mp.mutable_graph();
@@ -181,7 +184,8 @@ TEST_CASE("load_model refuses a graph whose nodes form a cycle, naming a node on
 }
 
 TEST_CASE("load_model refuses a value defined twice", "[ir][bad-model]") {
-  const fs::path dir = test::scratch_dir("bad_duplicate");
+  const test::scratch_folder scratch("bad_duplicate");
+  const fs::path& dir = scratch.path();
   const fs::path path = dir / "model.onnx";
   onnx::ModelProto mp = test::relu_model_proto();
   onnx::GraphProto& g = *mp.mutable_graph();
@@ -214,7 +218,8 @@ TEST_CASE("load_model refuses a value defined twice", "[ir][bad-model]") {
 }
 
 TEST_CASE("a node reading an undefined name loads, and verify names the node and the input", "[ir][bad-model]") {
-  const fs::path dir = test::scratch_dir("bad_missing_input");
+  const test::scratch_folder scratch("bad_missing_input");
+  const fs::path& dir = scratch.path();
   const fs::path path = dir / "model.onnx";
   onnx::ModelProto mp = test::relu_model_proto();
   onnx::GraphProto& g = *mp.mutable_graph();

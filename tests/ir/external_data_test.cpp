@@ -33,8 +33,8 @@ std::size_t total_initializer_bytes(const ir::graph& g) {
 }
 
 /// Saves a narrow ResNet-50 as `model.onnx` + `model.onnx.data` in a fresh folder.
-fs::path save_external(const std::string& name, const ir::model& m) {
-  fs::path dir = test::scratch_dir(name);
+test::scratch_folder save_external(const std::string& name, const ir::model& m) {
+  test::scratch_folder dir(name);
   ir::save_model(m, dir / "model.onnx", ir::save_options{threshold, {}});
   return dir;
 }
@@ -79,7 +79,8 @@ std::string load_error(const fs::path& path) {
 
 TEST_CASE("tensors over the threshold are saved externally and load back byte for byte", "[ir][external-data]") {
   const ir::model original = ir::make_resnet50(1, 8);
-  const fs::path dir = save_external("external_round_trip", original);
+  const test::scratch_folder scratch = save_external("external_round_trip", original);
+  const fs::path& dir = scratch.path();
   const fs::path model_path = dir / "model.onnx";
   const fs::path data_path = dir / "model.onnx.data";
 
@@ -135,7 +136,8 @@ TEST_CASE("tensors over the threshold are saved externally and load back byte fo
 }
 
 TEST_CASE("external data locations outside the model's folder are refused", "[ir][external-data]") {
-  const fs::path dir = save_external("external_escape", ir::make_resnet50(1, 8));
+  const test::scratch_folder scratch = save_external("external_escape", ir::make_resnet50(1, 8));
+  const fs::path& dir = scratch.path();
   fs::create_directory_symlink("/etc", dir / "link_to_etc");
 
   auto [location, reason] = GENERATE(table<std::string, std::string>({
@@ -158,7 +160,8 @@ TEST_CASE("external data locations outside the model's folder are refused", "[ir
 }
 
 TEST_CASE("external data that disagrees with its tensor is refused", "[ir][external-data]") {
-  const fs::path dir = save_external("external_mismatch", ir::make_resnet50(1, 8));
+  const test::scratch_folder scratch = save_external("external_mismatch", ir::make_resnet50(1, 8));
+  const fs::path& dir = scratch.path();
   onnx::ModelProto mp = test::read_proto(dir / "model.onnx");
   onnx::TensorProto& t = first_external(mp);
   const std::uint64_t length = std::stoull(external_entry(t, "length"));
@@ -203,7 +206,8 @@ TEST_CASE("external data that disagrees with its tensor is refused", "[ir][exter
 }
 
 TEST_CASE("save writes to a temporary file and renames it into place", "[ir][external-data][save]") {
-  const fs::path dir = test::scratch_dir("atomic_save");
+  const test::scratch_folder scratch("atomic_save");
+  const fs::path& dir = scratch.path();
   const ir::model m = ir::make_default_model();
 
   SECTION("a successful save leaves only the model and its data file") {

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <utility>
 
 #include <unistd.h>
 
@@ -29,12 +31,29 @@ inline std::optional<std::filesystem::path> onnx_testdata_dir() {
   return std::nullopt;
 }
 
-/// A fresh empty folder under the build tree's temp area.
-inline std::filesystem::path scratch_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("inferopt_test_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+/// A fresh empty folder in the temp area, removed with everything in it when the owner goes, so
+/// that repeated test runs leave nothing behind.
+class scratch_folder {
+ public:
+  explicit scratch_folder(const std::string& name)
+      : dir_(std::filesystem::temp_directory_path() / ("inferopt_test_" + name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  scratch_folder(scratch_folder&& other) noexcept : dir_(std::exchange(other.dir_, {})) {}
+  scratch_folder(const scratch_folder&) = delete;
+  scratch_folder& operator=(const scratch_folder&) = delete;
+  scratch_folder& operator=(scratch_folder&&) = delete;
+  ~scratch_folder() {
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+
+  [[nodiscard]] const std::filesystem::path& path() const { return dir_; }
+  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const { return dir_ / name; }
+
+ private:
+  std::filesystem::path dir_;
+};
 
 }  // namespace inferopt::test
