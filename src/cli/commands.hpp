@@ -87,8 +87,8 @@ void probe_writable(std::initializer_list<std::filesystem::path> paths);
 /// Writes `report` as indented JSON (atomically) when `path` is not empty.
 void write_report(const std::filesystem::path& path, const nlohmann::json& report);
 
-/// Infers shapes afresh (complete value_info), saves the model atomically, as
-/// `ir::save_model` does, and prints `wrote PATH (SIZE)`.
+/// Infers shapes afresh (complete value_info, unless `options` asks for the input's entries
+/// only), saves the model atomically, as `ir::save_model` does, and prints `wrote PATH (SIZE)`.
 void save_and_announce(ir::model& m, const std::filesystem::path& path, const ir::save_options& options = {});
 /// `12.3 MB`, `4.0 KB`.
 std::string human_bytes(std::int64_t bytes);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "commands.hpp"
@@ -29,6 +30,7 @@ struct optimize_options {
   bool verify_each = false;
   bool in_place = false;
   std::int64_t external_threshold = -1;
+  ir::value_info_policy value_info = ir::value_info_policy::every_known_type;
   bool verify = false;
   bool bisect = false;
   input_options inputs;
@@ -167,6 +169,7 @@ int run_optimize(const optimize_options& o) {
   }
 
   ir::save_options save;
+  save.value_info = o.value_info;
   if (o.external_threshold >= 0) save.external_data_threshold = static_cast<std::size_t>(o.external_threshold);
   save_and_announce(m, out, save);
   return 0;
@@ -183,6 +186,12 @@ void declare_optimize(CLI::App& sub, optimize_options& o) {
   sub.add_flag("--in-place", o.in_place, "Allow the output to overwrite the input");
   sub.add_option("--external-data-threshold", o.external_threshold,
                  "Write tensors of at least this many bytes to <output>.data");
+  const std::map<std::string, ir::value_info_policy> value_info_policies{
+      {"as-loaded", ir::value_info_policy::as_loaded}, {"all", ir::value_info_policy::every_known_type}};
+  sub.add_option("--value-info", o.value_info,
+                 "Intermediate types to list in the output: all (default; every inferred type) or as-loaded (only the "
+                 "input's entries, refreshed: onnxruntime then fuses the output as it did the input)")
+      ->transform(CLI::CheckedTransformer(value_info_policies, CLI::ignore_case));
   sub.add_flag("--verify", o.verify,
                 "Run original and optimized models on the same inputs and print max abs/rel error per output; "
                 "fail (nothing written) beyond tolerance");

@@ -204,6 +204,7 @@ int run_prune(const prune_cli_options& o) {
   nlohmann::json report = report_json(o, s);
   if (!data.calibration.empty()) measure_agreement(data, original, m, report);
   write_report(o.report, report);
+  tooling::finish_for_onnxruntime(m);
   save_and_announce(m, o.output);
   return 0;
 }

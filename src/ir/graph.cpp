@@ -429,6 +429,7 @@ void graph::clone_into(graph& dst) const {
     c->type_ = v->type_;
     c->initializer_ = v->initializer_;
     c->in_value_info_ = v->in_value_info_;
+    c->declared_in_file_ = v->declared_in_file_;
     c->info_residual_ = v->info_residual_;
     map[v.get()] = c;
   }

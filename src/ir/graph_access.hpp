@@ -15,6 +15,8 @@ struct graph_access {
   static std::string& info_residual(value& v) { return v.info_residual_; }
   static const std::string& info_residual(const value& v) { return v.info_residual_; }
   static bool& in_value_info(value& v) { return v.in_value_info_; }
+  static bool& declared_in_file(value& v) { return v.declared_in_file_; }
+  static bool declared_in_file(const value& v) { return v.declared_in_file_; }
   static std::vector<value*>& value_info_order(graph& g) { return g.value_info_order_; }
   static const std::vector<value*>& value_info_order(const graph& g) { return g.value_info_order_; }
   static std::vector<function_id>& local_functions(model& m) { return m.local_functions_; }

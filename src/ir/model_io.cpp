@@ -145,7 +145,7 @@ void save_model(const model& m, const fs::path& path, const save_options& option
   };
 
   onnx::ModelProto mp;
-  detail::model_to_proto(m, mp, sink);
+  detail::model_to_proto(m, mp, sink, options.value_info == value_info_policy::as_loaded);
   if (mp.ByteSizeLong() > protobuf_limit) {
     throw error(errc::unsupported, path.string() + ": model is over protobuf's 2 GB limit even with external data");
   }

@@ -97,6 +97,7 @@ struct graph_loader {
       if (ga::info_residual(*v).empty()) take_info(vi, *v);
       else take_type(vi, *v);
       ga::in_value_info(*v) = true;
+      ga::declared_in_file(*v) = true;
       ga::value_info_order(g).push_back(v);
     }
     gp.clear_node();
@@ -204,6 +205,7 @@ struct graph_writer {
   /// well (onnx's checker refuses the model otherwise). A pass that adds an initializer to
   /// such a model (fold-constants, fusions) need not know that: the writer lists it.
   bool initializers_are_inputs = false;
+  bool only_loaded_value_info = false;  // save_options::value_info == as_loaded
 
   void write(const graph& g, onnx::GraphProto& gp) {
     gp.ParseFromString(ga::residual(g));
@@ -228,11 +230,14 @@ struct graph_writer {
     for (node* n : g.nodes()) write_node(*n, node_names[k++], *gp.add_node());
     for (value* v : g.outputs()) write_info(*v, *gp.add_output());
     for (value* v : ga::value_info_order(g)) {
-      if (!v->is_dead() && ga::in_value_info(*v) && !lacks_element_type(*v)) write_info(*v, *gp.add_value_info());
+      if (v->is_dead() || !ga::in_value_info(*v) || lacks_element_type(*v)) continue;
+      if (only_loaded_value_info && !ga::declared_in_file(*v)) continue;
+      write_info(*v, *gp.add_value_info());
     }
     // Types that passes or builders gave to node outputs are written too, after the loaded
     // entries (a loaded value without value_info has no type, so round trips are unchanged).
     for (node* n : g.nodes()) {
+      if (only_loaded_value_info) break;
       for (value* v : n->outputs()) {
         if (v && v->type() && !lacks_element_type(*v) && !ga::in_value_info(*v) && !v->is_graph_output()) {
           write_info(*v, *gp.add_value_info());
@@ -395,7 +400,7 @@ model model_from_proto(onnx::ModelProto& mp, const external_source& ext) {
   return m;
 }
 
-void model_to_proto(const model& m, onnx::ModelProto& mp, const tensor_sink& sink) {
+void model_to_proto(const model& m, onnx::ModelProto& mp, const tensor_sink& sink, bool only_loaded_value_info) {
   mp.ParseFromString(ga::residual(m));
   if (!(mp.has_ir_version() && mp.ir_version() == m.ir_version)) mp.set_ir_version(m.ir_version);
   std::vector<opset_import> stored_opsets;
@@ -430,7 +435,7 @@ void model_to_proto(const model& m, onnx::ModelProto& mp, const tensor_sink& sin
       kv->set_value(v);
     }
   }
-  graph_writer writer{sink, m.ir_version <= 3};
+  graph_writer writer{sink, m.ir_version <= 3, only_loaded_value_info};
   writer.write(m.graph(), *mp.mutable_graph());
 }
 

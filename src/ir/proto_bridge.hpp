@@ -28,8 +28,10 @@ void tensor_to_proto(const tensor& t, onnx::TensorProto& proto, const tensor_sin
 /// Builds a model from a parsed message, consuming it.
 model model_from_proto(onnx::ModelProto& proto, const external_source& ext);
 
-/// Writes a model into a message; `sink` decides about external data.
-void model_to_proto(const model& m, onnx::ModelProto& proto, const tensor_sink& sink);
+/// Writes a model into a message; `sink` decides about external data. With
+/// `only_loaded_value_info`, value_info lists only values the loaded file listed.
+void model_to_proto(const model& m, onnx::ModelProto& proto, const tensor_sink& sink,
+                    bool only_loaded_value_info = false);
 
 value_type type_from_proto(const onnx::TypeProto& t);
 void type_to_proto(const value_type& t, onnx::TypeProto& proto);

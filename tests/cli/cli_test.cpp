@@ -319,6 +319,35 @@ TEST_CASE("optimize --external-data-threshold writes weights beside the model", 
   CHECK(j["params"].get<std::int64_t>() > 0);
 }
 
+TEST_CASE("optimize lists every inferred type in value_info, or with --value-info as-loaded what the input listed", "[cli][optimize]") {
+  scratch dir("value_info");
+  onnx::ModelProto bare = read_model_proto(save_default_model(dir / "default.onnx"));
+  REQUIRE(bare.graph().value_info_size() > 0);
+  const int listed_by_builder = bare.graph().value_info_size();
+  bare.mutable_graph()->clear_value_info();
+  write_bytes(dir / "bare.onnx", bare.SerializeAsString());
+
+  auto value_info_after = [&](const fs::path& input, std::vector<std::string> extra) {
+    std::vector<std::string> args{"optimize", input.string(), "-o", (dir / "out.onnx").string(), "-O1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const process_result r = run_cli(args);
+    REQUIRE(r.exit_code == 0);
+    return read_model_proto(dir / "out.onnx").graph().value_info_size();
+  };
+  const int complete = value_info_after(dir / "bare.onnx", {});
+  CHECK(complete > 0);
+  CHECK(value_info_after(dir / "bare.onnx", {"--value-info", "all"}) == complete);
+  CHECK(value_info_after(dir / "bare.onnx", {"--value-info", "as-loaded"}) == 0);
+  const int kept = value_info_after(dir / "default.onnx", {"--value-info", "as-loaded"});
+  CHECK(kept > 0);
+  CHECK(kept <= listed_by_builder);
+
+  const process_result bad = run_cli({"optimize", (dir / "bare.onnx").string(), "-o", (dir / "x.onnx").string(),
+                                      "--value-info", "some"});
+  CHECK(bad.exit_code == 2);
+  CHECK_FALSE(fs::exists(dir / "x.onnx"));
+}
+
 TEST_CASE("an unknown pass name is an error that suggests the nearest names", "[cli][optimize]") {
   scratch dir("unknown_pass");
   const auto model = save_default_model(dir / "default.onnx");

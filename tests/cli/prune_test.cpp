@@ -6,6 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <map>
+#include <set>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
@@ -17,6 +20,19 @@ using Catch::Matchers::Contains;
 using json = nlohmann::json;
 
 fs::path digits_dir() { return fs::path(INFEROPT_SOURCE_DIR) / "tests" / "data" / "digits"; }
+
+/// The op types that produce the inputs the model's LayerNormalizations normalize.
+std::multiset<std::string> ops_feeding_layer_norms(const onnx::ModelProto& m) {
+  std::map<std::string, std::string> producer;
+  for (const onnx::NodeProto& n : m.graph().node()) {
+    for (const std::string& o : n.output()) producer[o] = n.op_type();
+  }
+  std::multiset<std::string> out;
+  for (const onnx::NodeProto& n : m.graph().node()) {
+    if (n.op_type() == "LayerNormalization" && producer.contains(n.input(0))) out.insert(producer[n.input(0)]);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -106,6 +122,13 @@ TEST_CASE("prune --criterion energy on a text encoder refits the layers reading 
   }
   CHECK(j["agreement"]["output_cosine"].get<double>() > 0.5);
   CHECK_FALSE(j.contains("bn_recalibration"));
+
+  // Residual sums reach the norms as Sum, which onnxruntime does not fuse into its slower
+  // CPU SkipLayerNormalization.
+  REQUIRE(ops_feeding_layer_norms(read_model_proto(text.model)).count("Add") > 0);
+  const std::multiset<std::string> feeding = ops_feeding_layer_norms(read_model_proto(out));
+  CHECK(feeding.count("Add") == 0);
+  CHECK(feeding.count("Sum") > 0);
 }
 
 TEST_CASE("prune --target-speedup reports the latency table, its attempts and keeps the one measured closest", "[cli][prune]") {

@@ -95,6 +95,39 @@ TEST_CASE("infer_shapes types the intermediate values of a graph whose types wer
   }
 }
 
+TEST_CASE("saving as loaded lists only the values the file listed, with their types as they are now", "[ir][shape-inference][save]") {
+  ir::model built = ir::make_default_model();
+  std::map<std::string, ir::value_type> cleared = clear_intermediate_types(built.graph());
+  REQUIRE(cleared.size() > 3);
+  // The file lists one intermediate value, with a stale dim that inference refreshes.
+  const std::string listed = cleared.begin()->first;
+  ir::value_type stale = cleared.begin()->second;
+  stale.dims = std::nullopt;
+  built.graph().find_value(listed)->set_type(stale);
+  ir::model m = ir::parse_model(ir::serialize_model(built));
+  (void)ir::infer_shapes(m);
+
+  const test::scratch_folder dir("value_info_policy");
+  auto saved_value_info = [&](ir::value_info_policy policy) {
+    ir::save_options options;
+    options.value_info = policy;
+    ir::save_model(m, dir / "model.onnx", options);
+    std::map<std::string, std::string> listed_dims;
+    const ir::model again = ir::load_model(dir / "model.onnx");
+    for (ir::node* n : again.graph().nodes()) {
+      for (ir::value* v : n->outputs()) {
+        if (v && !v->is_graph_output() && v->type()) listed_dims[v->name()] = ir::to_string(v->type()->dims);
+      }
+    }
+    return listed_dims;
+  };
+
+  const std::map<std::string, std::string> as_loaded = saved_value_info(ir::value_info_policy::as_loaded);
+  CHECK(as_loaded == std::map<std::string, std::string>{{listed, ir::to_string(cleared.begin()->second.dims)}});
+  const std::map<std::string, std::string> every = saved_value_info(ir::value_info_policy::every_known_type);
+  CHECK(every.size() == cleared.size());
+}
+
 TEST_CASE("libonnx's inference skips a model importing an opset newer than it knows; ours types it", "[ir][shape-inference]") {
   ir::model m = ir::make_model("future", 21);
   ir::graph_builder b(m.graph());

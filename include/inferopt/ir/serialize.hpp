@@ -29,6 +29,18 @@ struct load_options {
 [[nodiscard]] model parse_model(std::string_view bytes, const std::filesystem::path& base_dir = {},
                                 const load_options& options = {});
 
+/// Which intermediate values the saved `GraphProto.value_info` types.
+enum class value_info_policy {
+  /// Every value whose type is known, inferred ones included (what tools that read shapes
+  /// from the file want).
+  every_known_type,
+  /// Only the values the loaded file listed, with their types as they are now. Types
+  /// inferred in between change what onnxruntime fuses: knowing the dims of a residual Add
+  /// lets it fuse Add + LayerNormalization into SkipLayerNormalization, whose CPU kernel is
+  /// slower (MiniLM-L6: 23.7 -> 27.0 ms at 1 thread, docs/BENCHMARKS.md).
+  as_loaded,
+};
+
 struct save_options {
   /// Tensors of at least this many bytes go to an external data file. When unset, weights
   /// are written inline unless the model would pass protobuf's 2 GB limit, in which case
@@ -36,6 +48,7 @@ struct save_options {
   std::optional<std::size_t> external_data_threshold;
   /// File name (in the output's folder) for external data; default `<output name>.data`.
   std::string external_data_file;
+  value_info_policy value_info = value_info_policy::every_known_type;
 };
 
 /// Writes the model. The file (and its external data file) is first written under a

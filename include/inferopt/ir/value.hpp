@@ -72,6 +72,7 @@ class value {
   int output_refs_ = 0;  // how many entries of the owner's output list name this value
   bool dead_ = false;
   bool in_value_info_ = false;  // listed in GraphProto.value_info
+  bool declared_in_file_ = false;  // listed in the value_info of the file it was loaded from
   std::string info_residual_;   // serialized ValueInfoProto (doc_string, unknown type kinds, ...)
 };
 
