@@ -37,7 +37,7 @@ enum class value_info_policy {
   /// Only the values the loaded file listed, with their types as they are now. Types
   /// inferred in between change what onnxruntime fuses: knowing the dims of a residual Add
   /// lets it fuse Add + LayerNormalization into SkipLayerNormalization, whose CPU kernel is
-  /// slower (MiniLM-L6: 23.7 -> 27.0 ms at 1 thread, docs/BENCHMARKS.md).
+  /// slower (all-MiniLM-L6-v2 at 1 thread: 26.5 ms against 24.0, docs/BENCHMARKS.md).
   as_loaded,
 };
 
