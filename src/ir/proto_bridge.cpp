@@ -236,11 +236,12 @@ struct graph_writer {
     }
     // Types that passes or builders gave to node outputs are written too, after the loaded
     // entries (a loaded value without value_info has no type, so round trips are unchanged).
-    for (node* n : g.nodes()) {
-      if (only_loaded_value_info) break;
-      for (value* v : n->outputs()) {
-        if (v && v->type() && !lacks_element_type(*v) && !ga::in_value_info(*v) && !v->is_graph_output()) {
-          write_info(*v, *gp.add_value_info());
+    if (!only_loaded_value_info) {
+      for (node* n : g.nodes()) {
+        for (value* v : n->outputs()) {
+          if (v && v->type() && !lacks_element_type(*v) && !ga::in_value_info(*v) && !v->is_graph_output()) {
+            write_info(*v, *gp.add_value_info());
+          }
         }
       }
     }

@@ -39,9 +39,8 @@ void count_arity(const std::vector<formal_parameter>& formals, int& least, int& 
 /// `onnxruntime` Python packages report it.
 class builder {
  public:
-  builder(const char* domain, const char* op, int since) : def_(std::make_unique<op_definition>()) {
-    def_->domain = domain;
-    def_->op = op;
+  // The table's entry names the operator; a definition only needs its version.
+  builder(const char* /*domain*/, const char* /*op*/, int since) : def_(std::make_unique<op_definition>()) {
     def_->since = since;
   }
   builder&& input(std::size_t i, const char* name, const char* type_variable, arity option, bool homogeneous,

@@ -45,7 +45,6 @@ struct attribute_definition {
 
 /// One version of one operator.
 struct op_definition {
-  std::string domain, op;
   int since = 0;
   bool deprecated = false;
   std::vector<formal_parameter> inputs, outputs;

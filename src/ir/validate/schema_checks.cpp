@@ -6,7 +6,6 @@
 // required input) and type constraints, with messages that name the node.
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <map>
 #include <set>
@@ -43,13 +42,10 @@ const op_definition* find_definition(const node& n, std::int64_t opset) {
   return d;
 }
 
-std::string_view kind_name(attribute_kind k) {
-  static constexpr std::array<std::string_view, 15> names{"UNDEFINED", "FLOAT",   "INT",    "STRING",        "TENSOR",
-                                                          "GRAPH",     "FLOATS",  "INTS",   "STRINGS",       "TENSORS",
-                                                          "GRAPHS",    "SPARSE_TENSOR", "SPARSE_TENSORS", "TYPE_PROTO",
-                                                          "TYPE_PROTOS"};
-  const auto i = static_cast<std::size_t>(k);
-  return i < names.size() ? names[i] : std::string_view("unknown");
+/// ONNX's name of the kind (FLOAT, INTS, ...), as protobuf's enum descriptor spells it.
+std::string kind_name(attribute_kind k) {
+  const std::string& name = onnx::AttributeProto::AttributeType_Name(static_cast<onnx::AttributeProto::AttributeType>(k));
+  return name.empty() ? "unknown" : name;
 }
 
 /// The value count of one side (inputs or outputs) within what the formals allow.
@@ -96,8 +92,7 @@ void check_attributes(const node& n, const op_definition& d) {
     }
     const attribute_kind expected = it->second.kind;
     if (a.kind != expected) {
-      refuse(n, "attribute '" + a.name + "' is " + std::string(kind_name(a.kind)) + ", but " + n.op_type() + " takes " +
-                    std::string(kind_name(expected)));
+      refuse(n, "attribute '" + a.name + "' is " + kind_name(a.kind) + ", but " + n.op_type() + " takes " + kind_name(expected));
     }
     if (is_list(expected) && list_size(a) == 0) refuse(n, "attribute '" + a.name + "' is an empty list");
   }
