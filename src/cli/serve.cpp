@@ -44,7 +44,7 @@ void declare_serve(CLI::App& sub, serve_options& o) {
   sub.add_option("--host", o.host, "Address to bind (default 127.0.0.1)");
   sub.add_option("--port", o.port, "Port (default 8000; 0 picks a free one)")->check(CLI::Range(0, 65535));
   sub.add_option("--max-batch", o.max_batch, "Rows per batch (default 8; 1 disables batching)")->check(CLI::Range(1, 4096));
-  sub.add_option("--max-delay-us", o.max_delay_us, "How long a request waits for more rows (default 0)")->check(CLI::NonNegativeNumber);
+  sub.add_option("--max-delay-us", o.max_delay_us, "How long a batch waits for more rows once an instance is free (default 0)")->check(CLI::NonNegativeNumber);
   sub.add_option("--preferred-batch", o.preferred_batch, "Batch sizes formed without waiting, e.g. 4,8")->delimiter(',');
   sub.add_option("--max-queue", o.max_queue, "Waiting requests beyond which requests get 503 (default 0: no bound)");
   sub.add_option("--queue-timeout-ms", o.queue_timeout_ms, "Queue timeout (default 0: none)")->check(CLI::NonNegativeNumber);

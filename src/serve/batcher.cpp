@@ -177,19 +177,21 @@ std::size_t batcher::pending() const {
 
 void batcher::work(std::size_t instance) {
   std::unique_lock lock(mutex_);
+  clock::time_point free_since = clock::time_point::min();
   while (true) {
     const clock::time_point now = clock::now();
     expire(now);
     formed_batch batch;
-    if (form(batch, now)) {
+    if (form(batch, now, free_since)) {
       lock.unlock();
       wake_.notify_one();  // another instance may take the next batch
       run(instance, batch);
       lock.lock();
+      free_since = clock::now();
       continue;
     }
     if (stopping_ && pending_ == 0) return;
-    const clock::time_point until = next_event();
+    const clock::time_point until = next_event(free_since);
     if (until == clock::time_point::max()) {
       wake_.wait(lock);
     } else {
@@ -223,14 +225,14 @@ void batcher::expire(clock::time_point now) {
   }
 }
 
-bool batcher::form(formed_batch& out, clock::time_point now) {
+bool batcher::form(formed_batch& out, clock::time_point now, clock::time_point free_since) {
   // The ready bucket whose first request is the most urgent: lowest queue, then earliest.
   bucket* best = nullptr;
   std::string best_signature;
   std::pair<std::size_t, std::uint64_t> best_rank{};
   bool best_waited = false;
   for (auto& [signature, b] : buckets_) {
-    const bool waited = stopping_ || now - b->oldest() >= options_.max_delay;
+    const bool waited = stopping_ || now - std::max(b->oldest(), free_since) >= options_.max_delay;
     const bool preferred = !options_.preferred_batch.empty() && b->rows >= options_.preferred_batch.front();
     if (!waited && !preferred && b->rows < options_.max_batch) continue;
     const std::size_t q = b->first_queue();
@@ -260,10 +262,10 @@ bool batcher::form(formed_batch& out, clock::time_point now) {
   return true;
 }
 
-batcher::clock::time_point batcher::next_event() const {
+batcher::clock::time_point batcher::next_event(clock::time_point free_since) const {
   clock::time_point t = clock::time_point::max();
   for (const auto& [signature, b] : buckets_) {
-    t = std::min(t, b->oldest() + options_.max_delay);
+    t = std::min(t, std::max(b->oldest(), free_since) + options_.max_delay);
     for (std::size_t q = 0; q + 1 < b->queues.size(); ++q) {
       for (const auto& r : b->queues[q]) t = std::min(t, r->deadline);
     }

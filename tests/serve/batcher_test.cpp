@@ -135,6 +135,24 @@ TEST_CASE("batcher runs a partial batch once its oldest request has waited max_d
   CHECK(runner.seen() == std::vector<std::int64_t>{3});
 }
 
+TEST_CASE("batcher counts max_delay from when the instance became free, so requests queued behind a batch wait for company",
+          "[serve][batcher]") {
+  blocked_instance blocked;
+  batcher b(batcher_options{.max_batch = 4, .max_delay = 500ms}, {blocked.runner});
+  auto busy = b.submit(rows_of(1, 0));
+  while (b.pending() != 0) std::this_thread::yield();
+  std::vector<std::future<tensor_map>> queued;
+  for (int i = 1; i <= 3; ++i) queued.push_back(b.submit(rows_of(1, static_cast<float>(i))));
+  std::this_thread::sleep_for(600ms);  // longer than max_delay: counted from arrival, they would go at once
+  blocked.release.set_value();
+  get(busy);
+  queued.push_back(b.submit(rows_of(1, 4)));  // the busy batch's client, back at once: it fills the batch
+  for (auto& f : queued) get(f);
+  CHECK(b.metrics().batches == 2);
+  CHECK(b.metrics().batch_rows.count_at_most(1) == 1);
+  CHECK(b.metrics().batch_rows.count_at_most(4) == 2);
+}
+
 TEST_CASE("batcher batches only requests with the same names, types and non-batch dims", "[serve][batcher]") {
   doubling_runner runner;
   batcher b(batcher_options{.max_batch = 2, .max_delay = 20ms}, {runner});

@@ -13,6 +13,12 @@
 ///   the preferred sizes, or the oldest request has waited max_delay, or the batcher is
 ///   stopping. It takes requests in that order while they fit: a preferred size's worth when
 ///   one is reached, max_batch's otherwise.
+/// - max_delay counts from the later of the oldest request's arrival and the moment the
+///   instance became free: time spent queued behind a running batch is not time spent waiting
+///   for company. Under a closed loop of C clients and one instance this is what lets batches
+///   fill: the clients of the batch that just finished send again within a moment, and
+///   counting from arrival would start the C/2 that queued meanwhile at once, so two half
+///   batches would alternate for ever.
 /// - Inputs are copied into batch buffers from a caching pool (memory/caching_pool.hpp), so
 ///   steady traffic reuses the same blocks; outputs whose first dim is the batch's rows are
 ///   handed back as views of each request's rows (no copy), others whole. With padded_sizes,
@@ -48,7 +54,7 @@ enum class timeout_action {
 struct batcher_options {
   std::int64_t max_batch = 8;                  ///< rows in a batch; 1 runs requests as they come
   std::vector<std::int64_t> preferred_batch;   ///< sizes at which a batch forms without waiting
-  std::chrono::microseconds max_delay{0};      ///< how long the oldest request waits for more rows
+  std::chrono::microseconds max_delay{0};      ///< how long a batch waits for more rows once an instance is free
   std::size_t max_queue = 0;                   ///< waiting requests beyond which submit fails; 0: no bound
   int priority_levels = 1;                     ///< request priorities 1 (highest) .. this
   std::chrono::microseconds queue_timeout{0};  ///< the default queue timeout; 0: none
@@ -111,8 +117,8 @@ class batcher {
   struct buffer_pool;
 
   void work(std::size_t instance);
-  [[nodiscard]] bool form(formed_batch& out, clock::time_point now);
-  [[nodiscard]] clock::time_point next_event() const;
+  [[nodiscard]] bool form(formed_batch& out, clock::time_point now, clock::time_point free_since);
+  [[nodiscard]] clock::time_point next_event(clock::time_point free_since) const;
   void expire(clock::time_point now);
   void run(std::size_t instance, formed_batch& batch);
   [[nodiscard]] runtime::tensor_map gather(const formed_batch& batch, std::int64_t padded_rows);
