@@ -232,7 +232,7 @@ bool batcher::form(formed_batch& out, clock::time_point now, clock::time_point f
   std::pair<std::size_t, std::uint64_t> best_rank{};
   bool best_waited = false;
   for (auto& [signature, b] : buckets_) {
-    const bool waited = stopping_ || now - std::max(b->oldest(), free_since) >= options_.max_delay;
+    const bool waited = stopping_ || now >= delay_ends(*b, free_since);
     const bool preferred = !options_.preferred_batch.empty() && b->rows >= options_.preferred_batch.front();
     if (!waited && !preferred && b->rows < options_.max_batch) continue;
     const std::size_t q = b->first_queue();
@@ -265,12 +265,18 @@ bool batcher::form(formed_batch& out, clock::time_point now, clock::time_point f
 batcher::clock::time_point batcher::next_event(clock::time_point free_since) const {
   clock::time_point t = clock::time_point::max();
   for (const auto& [signature, b] : buckets_) {
-    t = std::min(t, std::max(b->oldest(), free_since) + options_.max_delay);
+    t = std::min(t, delay_ends(*b, free_since));
     for (std::size_t q = 0; q + 1 < b->queues.size(); ++q) {
       for (const auto& r : b->queues[q]) t = std::min(t, r->deadline);
     }
   }
   return t;
+}
+
+// When a bucket stops waiting for company: max_delay after the later of its oldest request's
+// arrival and the moment this instance became free (batcher.hpp says why).
+batcher::clock::time_point batcher::delay_ends(const bucket& b, clock::time_point free_since) const {
+  return std::max(b.oldest(), free_since) + options_.max_delay;
 }
 
 std::int64_t batcher::padded_rows(std::int64_t rows) const noexcept {

@@ -119,6 +119,7 @@ class batcher {
   void work(std::size_t instance);
   [[nodiscard]] bool form(formed_batch& out, clock::time_point now, clock::time_point free_since);
   [[nodiscard]] clock::time_point next_event(clock::time_point free_since) const;
+  [[nodiscard]] clock::time_point delay_ends(const bucket& b, clock::time_point free_since) const;
   void expire(clock::time_point now);
   void run(std::size_t instance, formed_batch& batch);
   [[nodiscard]] runtime::tensor_map gather(const formed_batch& batch, std::int64_t padded_rows);
