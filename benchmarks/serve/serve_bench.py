@@ -10,8 +10,9 @@
 --cache     --unique (cache-busting) load against a cache-on and a cache-off server,
             alternating, and the server-side hit latency of repeated requests.
 --overload  saturation throughput (closed loop, concurrency 16), then Poisson arrivals at
-            2x it against --max-queue 64: statuses, refused latency, accepted P99 against
-            the same server at 0.5x, RSS, and SIGTERM's exit code.
+            --loads times it (default 0.5x and 2x) against --max-queue 64 and any
+            --overload-arg flags (such as --max-queue-wait-ms): statuses, refused latency,
+            accepted P99 at each load, RSS, and SIGTERM's exit code.
 The SVG (throughput against P99, one line per server, points labelled by concurrency) is
 written by hand: no plotting library is needed.
 """
@@ -27,9 +28,12 @@ import urllib.request
 CONCURRENCY = [1, 2, 4, 8, 16, 32, 64]
 
 
+PIN = {"server": [], "client": []}  # taskset prefixes, from --server-cpus / --client-cpus
+
+
 class Server:
     def __init__(self, cli, model, *options):
-        self.proc = subprocess.Popen([cli, "serve", model, "--port", "0", "--name", "m", *options],
+        self.proc = subprocess.Popen([*PIN["server"], cli, "serve", model, "--port", "0", "--name", "m", *options],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline().strip()
         if not line.startswith("listening on "):
@@ -51,7 +55,7 @@ class Server:
 
 
 def loadgen(cli, server, *options):
-    r = subprocess.run([cli, "loadgen", server.url, "--model", "m", "--json", *options], capture_output=True, text=True,
+    r = subprocess.run([*PIN["client"], cli, "loadgen", server.url, "--model", "m", "--json", *options], capture_output=True, text=True,
                        timeout=600)
     if r.returncode != 0:
         raise SystemExit(f"loadgen failed: {r.stderr}")
@@ -111,25 +115,30 @@ def cache(args, common):
 
 
 def overload(args, common):
-    s = Server(args.cli, args.model, "--max-batch", "16", "--max-delay-us", str(args.max_delay_us), "--max-queue", "64", *common)
+    s = Server(args.cli, args.model, "--max-batch", "16", "--max-delay-us", str(args.max_delay_us), "--max-queue", "64",
+               *common, *args.overload_arg)
+    runs = []
     try:
         saturated = loadgen(args.cli, s, "--concurrency", "16", "--requests", str(16 * args.per_client))["throughput"]
-        calm = loadgen(args.cli, s, "--rate", f"{0.5 * saturated:.0f}", "--duration", str(args.seconds))
-        rss_before = s.stats().get("rss_bytes", 0)
-        over = loadgen(args.cli, s, "--rate", f"{2 * saturated:.0f}", "--duration", str(args.seconds), "--workers", "256")
+        for load in args.loads:
+            if load == max(args.loads):
+                rss_before = s.stats().get("rss_bytes", 0)
+            runs.append((load, loadgen(args.cli, s, "--rate", f"{load * saturated:.0f}", "--duration", str(args.seconds),
+                                       "--workers", "256")))
         stats = s.stats()
     finally:
         code = s.stop()
+    print(f"server flags: --max-queue 64 {' '.join(args.overload_arg)}")
     print(f"saturation (closed loop, concurrency 16): {saturated:.0f} req/s")
     print("| load | offered req/s | answered 200 req/s | statuses | 200 P50 ms | 200 P99 ms | refused P50 ms | refused P99 ms |")
     print("|---|---|---|---|---|---|---|---|")
-    for label, rate, r in (("0.5x", 0.5 * saturated, calm), ("2x", 2 * saturated, over)):
-        print(f"| {label} | {rate:.0f} | {r['throughput']:.0f} | {r['statuses']} | {r['latency_ms']['p50']:.2f} | "
+    for load, r in runs:
+        print(f"| {load:g}x | {load * saturated:.0f} | {r['throughput']:.0f} | {r['statuses']} | {r['latency_ms']['p50']:.2f} | "
               f"{r['latency_ms']['p99']:.2f} | {r['refused_latency_ms']['p50']:.2f} | {r['refused_latency_ms']['p99']:.2f} |")
-    print(f"\nRSS {rss_before / 2**20:.1f} MiB before the 2x load, {stats.get('rss_bytes', 0) / 2**20:.1f} MiB after, "
-          f"peak {stats.get('peak_rss_bytes', 0) / 2**20:.1f} MiB; rejected (queue full) {stats['rejected_queue_full']}; "
-          f"SIGTERM exit code {code}")
-    return {"saturated": saturated, "calm": calm, "over": over, "stats": stats, "exit": code}
+    print(f"\nRSS {rss_before / 2**20:.1f} MiB before the {max(args.loads):g}x load, {stats.get('rss_bytes', 0) / 2**20:.1f} MiB after, "
+          f"peak {stats.get('peak_rss_bytes', 0) / 2**20:.1f} MiB; refused for a full queue {stats['rejected_queue_full']}, "
+          f"for the expected wait {stats.get('rejected_expected_wait', 0)}; SIGTERM exit code {code}")
+    return {"saturated": saturated, "runs": [{"load": load, **r} for load, r in runs], "stats": stats, "exit": code}
 
 
 def svg(results, path):
@@ -185,10 +194,19 @@ def main():
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--cache", action="store_true")
     ap.add_argument("--overload", action="store_true")
+    ap.add_argument("--loads", type=float, nargs="+", default=[0.5, 2.0],
+                    help="open-loop rates of the overload run, as multiples of the saturation throughput")
+    ap.add_argument("--overload-arg", action="append", default=[],
+                    help="an extra flag for the overload run's server, e.g. --overload-arg=--queue-timeout-ms=10")
+    ap.add_argument("--server-cpus", help="run the server on these CPUs (taskset -c), e.g. 0")
+    ap.add_argument("--client-cpus", help="run loadgen on these CPUs, e.g. 1: a stand-in for a client on another machine")
     ap.add_argument("--plot")
     ap.add_argument("--json")
     args = ap.parse_args()
     common = ["--threads", args.threads, "--http-threads", args.http_threads]
+    for who, cpus in (("server", args.server_cpus), ("client", args.client_cpus)):
+        if cpus:
+            PIN[who] = ["taskset", "-c", cpus]
     out = {}
     if args.sweep:
         out["sweep"] = sweep(args, common)

@@ -31,7 +31,7 @@ struct serve_options {
   std::int64_t max_batch = 8, max_delay_us = 0;
   std::vector<std::int64_t> preferred_batch;
   std::size_t max_queue = 0;
-  std::int64_t queue_timeout_ms = 0;
+  std::int64_t queue_timeout_ms = 0, max_queue_wait_ms = 0;
   std::string timeout_action = "reject";
   int priority_levels = 1, instances = 1, threads = 1, http_threads = 256;
   std::size_t cache_mb = 0, cache_ttl_s = 0, max_request_mb = 64;
@@ -47,6 +47,9 @@ void declare_serve(CLI::App& sub, serve_options& o) {
   sub.add_option("--max-delay-us", o.max_delay_us, "How long a batch waits for more rows once an instance is free (default 0)")->check(CLI::NonNegativeNumber);
   sub.add_option("--preferred-batch", o.preferred_batch, "Batch sizes formed without waiting, e.g. 4,8")->delimiter(',');
   sub.add_option("--max-queue", o.max_queue, "Waiting requests beyond which requests get 503 (default 0: no bound)");
+  sub.add_option("--max-queue-wait-ms", o.max_queue_wait_ms,
+                 "Requests that would wait longer than this for a batch get 503 at once (default 0: no bound)")
+      ->check(CLI::NonNegativeNumber);
   sub.add_option("--queue-timeout-ms", o.queue_timeout_ms, "Queue timeout (default 0: none)")->check(CLI::NonNegativeNumber);
   sub.add_option("--timeout-action", o.timeout_action, "reject (503) or delay a timed-out request")->check(CLI::IsMember({"reject", "delay"}));
   sub.add_option("--priority-levels", o.priority_levels, "Priority levels, 1 highest (default 1)")->check(CLI::Range(1, 16));
@@ -149,6 +152,7 @@ class model_server {
                                   .preferred_batch = o.preferred_batch,
                                   .max_delay = std::chrono::microseconds(o.max_delay_us),
                                   .max_queue = o.max_queue,
+                                  .max_queue_wait = std::chrono::milliseconds(o.max_queue_wait_ms),
                                   .priority_levels = o.priority_levels,
                                   .queue_timeout = std::chrono::milliseconds(o.queue_timeout_ms),
                                   .on_timeout = o.timeout_action == "delay" ? serve::timeout_action::delay : serve::timeout_action::reject,
@@ -209,8 +213,7 @@ class model_server {
     const clock::time_point start = clock::now();
     // Refused before decoding, so that under overload a 503 costs less than an answer (the
     // batcher's own check, after decoding, is the one that holds under races).
-    const std::size_t bound = batcher_->options().max_queue;
-    if (bound > 0 && batcher_->pending() >= bound) throw serve::rejection(serve::rejection_reason::queue_full, "the queue is full");
+    batcher_->admit();
     serve::decoded_request request = serve::decode_infer_request(req.body, header_length(req), signature_);
     std::optional<serve::request_key> key;
     if (cache_) {
@@ -254,7 +257,8 @@ class model_server {
              {"inference_count", b.requests.load()}, {"execution_count", b.batches.load()}, {"batch_sizes", batch_sizes()},
              {"queue_us", percentiles(b.queue_us)}, {"compute_us", percentiles(b.compute_us)},
              {"request_us", percentiles(counters_.request_us)}, {"responses", responses},
-             {"rejected_queue_full", b.rejected_full.load()}, {"timed_out", b.timed_out.load()}, {"pending", batcher_->pending()},
+             {"rejected_queue_full", b.rejected_full.load()}, {"rejected_expected_wait", b.rejected_wait.load()},
+             {"expected_wait_us", batcher_->expected_wait().count()}, {"timed_out", b.timed_out.load()}, {"pending", batcher_->pending()},
              {"padding_rows", b.padding_rows.load()}};
     if (cache_) {
       const serve::response_cache_stats c = cache_->stats();
@@ -280,6 +284,8 @@ class model_server {
     out.counter("inferopt_inference_count", "Requests the batcher accepted.", b.requests.load(), model);
     out.counter("inferopt_execution_count", "Batches the model ran.", b.batches.load(), model);
     out.counter("inferopt_rejected_queue_full", "Requests refused because the queue was full.", b.rejected_full.load(), model);
+    out.counter("inferopt_rejected_expected_wait", "Requests refused because they would have waited longer than --max-queue-wait-ms.",
+                b.rejected_wait.load(), model);
     out.counter("inferopt_queue_timeouts", "Requests that timed out in the queue.", b.timed_out.load(), model);
     out.counter("inferopt_padding_rows", "Zero rows added to batches to reach a padded size.", b.padding_rows.load(), model);
     out.gauge("inferopt_pending_requests", "Requests waiting for a batch now.", static_cast<double>(batcher_->pending()), model);

@@ -27,7 +27,9 @@ void check_options(const batcher_options& o, std::size_t instances) {
     if (p < 1 || p > o.max_batch) invalid("preferred batch size " + std::to_string(p) + " is outside 1.." + std::to_string(o.max_batch));
   }
   if (o.priority_levels < 1) invalid("priority_levels must be at least 1");
-  if (o.max_delay.count() < 0 || o.queue_timeout.count() < 0) invalid("max_delay and queue_timeout must not be negative");
+  if (o.max_delay.count() < 0 || o.queue_timeout.count() < 0 || o.max_queue_wait.count() < 0) {
+    invalid("max_delay, queue_timeout and max_queue_wait must not be negative");
+  }
   for (const std::int64_t p : o.padded_sizes) {
     if (p < 1 || p > o.max_batch) invalid("padded size " + std::to_string(p) + " is outside 1.." + std::to_string(o.max_batch));
   }
@@ -119,6 +121,7 @@ batcher::batcher(batcher_options options, std::vector<batch_runner> instances)
   std::sort(options_.preferred_batch.begin(), options_.preferred_batch.end());
   std::sort(options_.padded_sizes.begin(), options_.padded_sizes.end());
   if (options_.max_batch == 1) options_.padded_sizes.clear();  // requests run whole: their first dim need not be a batch
+  busy_since_.assign(instances_.size(), clock::time_point::max());
   for (std::size_t i = 0; i < instances_.size(); ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
@@ -141,11 +144,7 @@ std::future<runtime::tensor_map> batcher::submit(inference_request request) {
   const std::size_t level = static_cast<std::size_t>(request.priority == 0 ? options_.priority_levels : request.priority) - 1;
   {
     const std::lock_guard lock(mutex_);
-    if (stopping_) throw rejection(rejection_reason::shutting_down, "the server is shutting down");
-    if (options_.max_queue > 0 && pending_ >= options_.max_queue) {
-      metrics_.rejected_full.fetch_add(1, std::memory_order_relaxed);
-      throw rejection(rejection_reason::queue_full, "the queue is full (" + std::to_string(options_.max_queue) + " requests)");
-    }
+    admit_locked(rows);
     auto& slot = buckets_[signature];
     if (!slot) slot = std::make_unique<bucket>(options_.priority_levels);
     pending->arrival = arrivals_++;
@@ -153,10 +152,56 @@ std::future<runtime::tensor_map> batcher::submit(inference_request request) {
     ++slot->count;
     slot->queues[level].push_back(std::move(pending));
     ++pending_;
+    pending_rows_ += rows;
   }
   metrics_.requests.fetch_add(1, std::memory_order_relaxed);
   wake_.notify_one();
   return result;
+}
+
+void batcher::admit(std::int64_t rows) {
+  const std::lock_guard lock(mutex_);
+  admit_locked(rows);
+}
+
+void batcher::admit_locked(std::int64_t rows) {
+  if (stopping_) throw rejection(rejection_reason::shutting_down, "the server is shutting down");
+  if (options_.max_queue > 0 && pending_ >= options_.max_queue) {
+    metrics_.rejected_full.fetch_add(1, std::memory_order_relaxed);
+    throw rejection(rejection_reason::queue_full, "the queue is full (" + std::to_string(options_.max_queue) + " requests)");
+  }
+  if (options_.max_queue_wait.count() == 0) return;
+  const std::chrono::microseconds wait = expected_wait_locked(rows, clock::now());
+  if (wait > options_.max_queue_wait) {
+    metrics_.rejected_wait.fetch_add(1, std::memory_order_relaxed);
+    throw rejection(rejection_reason::expected_wait, "the expected queue wait (" + std::to_string(wait.count() / 1000) +
+                                                         " ms) exceeds the bound (" + std::to_string(options_.max_queue_wait.count() / 1000) + " ms)");
+  }
+}
+
+std::chrono::microseconds batcher::expected_wait(std::int64_t rows) const {
+  const std::lock_guard lock(mutex_);
+  return expected_wait_locked(rows, clock::now());
+}
+
+std::chrono::microseconds batcher::recent_batch_time() const {
+  const std::lock_guard lock(mutex_);
+  return std::chrono::microseconds(static_cast<std::int64_t>(batch_us_));
+}
+
+// The time until the first instance frees (a busy one is assumed to take one recent batch
+// time), plus a batch time per round of full batches, across the instances, queued ahead of
+// the request's last row. Priorities and buckets are ignored: a bound, not a schedule.
+std::chrono::microseconds batcher::expected_wait_locked(std::int64_t rows, clock::time_point now) const {
+  if (batch_us_ <= 0) return std::chrono::microseconds(0);
+  double first_free = batch_us_;
+  for (const clock::time_point since : busy_since_) {
+    const double remaining = since == clock::time_point::max() ? 0.0 : batch_us_ - static_cast<double>(microseconds_between(since, now));
+    first_free = std::min(first_free, std::max(remaining, 0.0));
+  }
+  const std::int64_t per_round = options_.max_batch * static_cast<std::int64_t>(instances_.size());
+  const std::int64_t rounds_ahead = (pending_rows_ + rows - 1) / per_round;
+  return std::chrono::microseconds(static_cast<std::int64_t>(first_free + static_cast<double>(rounds_ahead) * batch_us_));
 }
 
 void batcher::stop() {
@@ -183,11 +228,17 @@ void batcher::work(std::size_t instance) {
     expire(now);
     formed_batch batch;
     if (form(batch, now, free_since)) {
+      busy_since_[instance] = now;
       lock.unlock();
       wake_.notify_one();  // another instance may take the next batch
       run(instance, batch);
       lock.lock();
       free_since = clock::now();
+      busy_since_[instance] = clock::time_point::max();
+      // A moving average over about the last eight batches: it follows a change of load
+      // (batch sizes, a neighbour taking the cores) within a few batches.
+      const auto took = static_cast<double>(microseconds_between(now, free_since));
+      batch_us_ = batch_us_ <= 0 ? took : batch_us_ + (took - batch_us_) / 8.0;
       continue;
     }
     if (stopping_ && pending_ == 0) return;
@@ -216,6 +267,7 @@ void batcher::expire(clock::time_point now) {
         (*r)->promise.set_exception(std::make_exception_ptr(rejection(rejection_reason::timed_out, "the request timed out in the queue")));
         metrics_.timed_out.fetch_add(1, std::memory_order_relaxed);
         b.rows -= (*r)->rows;
+        pending_rows_ -= (*r)->rows;
         --b.count;
         --pending_;
       }
@@ -258,6 +310,7 @@ bool batcher::form(formed_batch& out, clock::time_point now, clock::time_point f
   best->rows -= out.rows;
   best->count -= out.requests.size();
   pending_ -= out.requests.size();
+  pending_rows_ -= out.rows;
   if (best->count == 0) buckets_.erase(best_signature);
   return true;
 }

@@ -215,8 +215,10 @@ def check_slow_client(s, name, shape):
     slow.close()
 
 
-def check_queue_full(cli, model, name, shape):
-    s = Server(cli, model, "--max-batch", "1", "--max-queue", "1", "--name", "q")
+def check_refusals(cli, model, name, shape, label, flags, reason, stat):
+    """Bursts of concurrent requests against a server with a tight queue bound: 503s with a JSON
+    error naming the reason, 200s for the rest, the refusals counted in /stats and /metrics."""
+    s = Server(cli, model, "--max-batch", "1", *flags, "--name", "q")
     s.name = "q"
     x = np.ones([8] + shape[1:], np.float32)
     statuses, bodies, lock = [], [], threading.Lock()
@@ -227,6 +229,7 @@ def check_queue_full(cli, model, name, shape):
             statuses.append(status)
             bodies.append(body)
 
+    hit()  # one run first: the expected wait needs a batch time
     for _ in range(5):
         threads = [threading.Thread(target=hit) for _ in range(48)]
         for t in threads:
@@ -235,10 +238,15 @@ def check_queue_full(cli, model, name, shape):
             t.join(60)
         if 503 in statuses:
             break
-    check(set(statuses) <= {200, 503} and 503 in statuses and 200 in statuses, f"full queue: 503s and 200s only ({sorted(set(statuses))})")
-    check(all(is_json_error(b) for st, b in zip(statuses, bodies) if st == 503), "503s carry a JSON error")
+    check(set(statuses) <= {200, 503} and 503 in statuses and 200 in statuses, f"{label}: 503s and 200s only ({sorted(set(statuses))})")
+    refused = [b for st, b in zip(statuses, bodies) if st == 503]
+    check(all(is_json_error(b) and reason in json.loads(b)["error"] for b in refused), f"{label}: 503s carry a JSON error naming {reason!r}")
+    stats = json.loads(s.request("GET", "/v2/models/q/stats")[2])
+    metrics = s.request("GET", "/metrics")[2].decode()
+    counted = [float(line.split()[-1]) for line in metrics.splitlines() if line.startswith(f"inferopt_{stat}{{")]
+    check(stats[stat] == len(refused) and counted == [len(refused)], f"{label}: {len(refused)} refusals counted in /stats and /metrics")
     rc, _ = s.stop()
-    check(rc == 0, "queue server stops with 0")
+    check(rc == 0, f"{label}: the server stops with 0")
 
 
 def check_fixed_batch(cli, model):
@@ -269,7 +277,9 @@ def main():
     finally:
         rc, out = s.stop()
     check(rc == 0 and "stopped" in out, "SIGTERM: serve drains and exits 0")
-    check_queue_full(args.cli, Path(args.model), name, shape)
+    check_refusals(args.cli, Path(args.model), name, shape, "full queue", ["--max-queue", "1"], "queue is full", "rejected_queue_full")
+    check_refusals(args.cli, Path(args.model), name, shape, "wait bound", ["--max-queue-wait-ms", "1"], "expected queue wait",
+                   "rejected_expected_wait")
     check_fixed_batch(args.cli, Path(args.fixed_model))
     print(f"{len(FAILURES)} failed")
     return 1 if FAILURES else 0

@@ -1,8 +1,9 @@
 // serve::batcher: how batches form (max_batch, preferred sizes, max_delay, shape buckets),
-// how outputs are split back, priorities, queue timeouts (reject and delay), the queue bound,
-// invalid requests, draining on stop, concurrent instances, and a real session with a
-// symbolic batch dimension. Waits are bounded (a broken batcher fails, it does not hang);
-// nothing asserts a duration.
+// how outputs are split back, priorities, queue timeouts (reject and delay), the queue bounds
+// (count and expected wait), invalid requests, draining on stop, concurrent instances, and a
+// real session with a symbolic batch dimension. Waits are bounded (a broken batcher fails, it
+// does not hang); no speed is asserted (the wait-bound test needs only that a 300 ms sleep
+// takes less than 375 ms).
 #include "inferopt/serve/batcher.hpp"
 
 #include <catch2/catch.hpp>
@@ -226,6 +227,56 @@ TEST_CASE("batcher rejects at once when max_queue requests wait", "[serve][batch
   blocked.release.set_value();
   for (auto* f : {&busy, &first, &second}) get(*f);
   CHECK(b.metrics().rejected_full == 1);
+}
+
+TEST_CASE("batcher refuses at once a request that would wait longer than max_queue_wait, one batch time per round queued ahead",
+          "[serve][batcher]") {
+  // The first batch sleeps 300 ms, so the batch time is about 300 ms; the bound is 750 ms.
+  // With the instance then blocked on a batch that just started, a request behind k queued
+  // rows waits about (k / 4 + 1) batch times: rows 0-7 come under the bound, row 8 does not.
+  std::promise<void> release;
+  const std::shared_future<void> gate = release.get_future().share();
+  std::atomic<int> calls{0};
+  const auto runner = [&](const tensor_map& in) -> tensor_map {
+    if (calls++ == 0) {
+      std::this_thread::sleep_for(300ms);
+    } else {
+      gate.wait();
+    }
+    return {{"y", in.at("x")}};
+  };
+  batcher b(batcher_options{.max_batch = 4, .max_queue_wait = 750ms}, {runner});
+  CHECK(b.expected_wait() == 0us);  // nothing is known of the model's speed yet
+  auto warm = b.submit(rows_of(1, 0));
+  get(warm);
+  while (b.recent_batch_time() == 0us) std::this_thread::yield();  // the worker notes it after the promise
+  const auto batch_time = b.recent_batch_time();
+  CHECK(batch_time >= 300ms);
+  CHECK(b.expected_wait() == 0us);  // idle and nothing queued
+
+  auto busy = b.submit(rows_of(1, 1));
+  while (b.pending() != 0) std::this_thread::yield();
+  std::vector<std::future<tensor_map>> accepted;
+  for (int k = 0; k < 8; ++k) {
+    const auto wait = b.expected_wait();
+    CHECK(wait >= (k / 4) * batch_time);
+    CHECK(wait <= (k / 4 + 1) * batch_time);
+    accepted.push_back(b.submit(rows_of(1, static_cast<float>(10 + k))));
+  }
+  CHECK(b.expected_wait() > 750ms);
+  try {
+    (void)b.submit(rows_of(1, 99));
+    FAIL("a request beyond the wait bound was queued");
+  } catch (const serve::rejection& e) {
+    CHECK(e.reason() == serve::rejection_reason::expected_wait);
+  }
+  CHECK_THROWS_AS(b.admit(), serve::rejection);
+  release.set_value();
+  get(busy);
+  for (auto& f : accepted) get(f);
+  CHECK(b.metrics().rejected_wait == 2);
+  CHECK(b.metrics().rejected_full == 0);
+  b.admit();  // drained: admitted again
 }
 
 TEST_CASE("batcher pads a batch with zero rows to the next padded size and drops their outputs", "[serve][batcher]") {

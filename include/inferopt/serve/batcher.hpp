@@ -26,6 +26,13 @@
 /// - max_queue bounds the requests waiting: a submit beyond it fails at once
 ///   (rejection_reason::queue_full). With max_batch 1 nothing is batched: each request runs
 ///   as it came, whatever its shapes (for models without a batch dimension).
+/// - max_queue_wait bounds the wait instead of the count: a submit fails at once
+///   (rejection_reason::expected_wait) when the request would wait longer than that before
+///   its batch starts. The estimate is the time until the first instance frees plus one
+///   recent batch time per round of full batches queued ahead. Under overload a count bound
+///   is a latency floor (64 queued in batches of 16 wait four batches); a bound on the wait
+///   keeps the accepted requests' latency near what they see unloaded, and refuses the
+///   excess at arrival, where a queue timeout would refuse it only after the timeout.
 /// Thread-safe; the destructor stops the batcher, which first runs every queued request.
 
 #include <chrono>
@@ -56,6 +63,7 @@ struct batcher_options {
   std::vector<std::int64_t> preferred_batch;   ///< sizes at which a batch forms without waiting
   std::chrono::microseconds max_delay{0};      ///< how long a batch waits for more rows once an instance is free
   std::size_t max_queue = 0;                   ///< waiting requests beyond which submit fails; 0: no bound
+  std::chrono::microseconds max_queue_wait{0}; ///< expected queue wait beyond which submit fails; 0: no bound
   int priority_levels = 1;                     ///< request priorities 1 (highest) .. this
   std::chrono::microseconds queue_timeout{0};  ///< the default queue timeout; 0: none
   timeout_action on_timeout = timeout_action::reject;
@@ -82,7 +90,7 @@ using batch_runner = std::function<runtime::tensor_map(const runtime::tensor_map
 /// What the batcher has done, for metrics. Histograms in microseconds and rows.
 struct batcher_metrics {
   histogram queue_us, compute_us, batch_rows;
-  std::atomic<std::uint64_t> batches{0}, requests{0}, rejected_full{0}, timed_out{0}, failed{0};
+  std::atomic<std::uint64_t> batches{0}, requests{0}, rejected_full{0}, rejected_wait{0}, timed_out{0}, failed{0};
   std::atomic<std::uint64_t> padding_rows{0};  ///< zero rows added to reach a padded size
 };
 
@@ -99,8 +107,21 @@ class batcher {
   /// Queues a request. The future holds its outputs, or the runner's exception, or a
   /// rejection. @throws error(errc::invalid_argument) for a request that cannot be batched
   /// (no inputs, inputs of different first dims, more rows than max_batch, a priority out of
-  /// range); @throws rejection when the queue is full or the batcher has stopped.
+  /// range); @throws rejection when the queue is full, the expected wait is too long or the
+  /// batcher has stopped.
   [[nodiscard]] std::future<runtime::tensor_map> submit(inference_request request);
+
+  /// @throws rejection when a request of these rows would be refused now: a cheap check
+  /// before the work of decoding one (submit checks again, and its check is the one that
+  /// holds under races).
+  void admit(std::int64_t rows = 1);
+
+  /// How long a request of these rows would wait now before its batch starts; zero until a
+  /// batch has run (nothing is known of the model's speed before).
+  [[nodiscard]] std::chrono::microseconds expected_wait(std::int64_t rows = 1) const;
+
+  /// The moving average of recent batch times that expected_wait uses; zero before the first.
+  [[nodiscard]] std::chrono::microseconds recent_batch_time() const;
 
   /// Stops accepting requests, runs every queued one, and joins the workers. Idempotent.
   void stop();
@@ -121,6 +142,8 @@ class batcher {
   [[nodiscard]] clock::time_point next_event(clock::time_point free_since) const;
   [[nodiscard]] clock::time_point delay_ends(const bucket& b, clock::time_point free_since) const;
   void expire(clock::time_point now);
+  void admit_locked(std::int64_t rows);
+  [[nodiscard]] std::chrono::microseconds expected_wait_locked(std::int64_t rows, clock::time_point now) const;
   void run(std::size_t instance, formed_batch& batch);
   [[nodiscard]] runtime::tensor_map gather(const formed_batch& batch, std::int64_t padded_rows);
   [[nodiscard]] std::int64_t padded_rows(std::int64_t rows) const noexcept;
@@ -134,6 +157,9 @@ class batcher {
   std::condition_variable wake_;
   std::map<std::string, std::unique_ptr<bucket>> buckets_;  // by signature
   std::size_t pending_ = 0;
+  std::int64_t pending_rows_ = 0;
+  std::vector<clock::time_point> busy_since_;  // per instance: when its running batch started; max: idle
+  double batch_us_ = 0;                        // recent batch time, a moving average; 0: none run yet
   std::uint64_t arrivals_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> workers_;

@@ -9,6 +9,7 @@ namespace inferopt::serve {
 
 enum class rejection_reason {
   queue_full,     ///< max_queue requests were already waiting
+  expected_wait,  ///< the request would have waited longer than max_queue_wait
   timed_out,      ///< the request waited past its queue timeout (timeout_action::reject)
   shutting_down,  ///< the batcher stopped accepting requests
 };
