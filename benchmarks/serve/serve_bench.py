@@ -119,7 +119,7 @@ def overload(args, common):
                *common, *args.overload_arg)
     runs = []
     try:
-        saturated = loadgen(args.cli, s, "--concurrency", "16", "--requests", str(16 * args.per_client))["throughput"]
+        saturated = args.saturation or loadgen(args.cli, s, "--concurrency", "16", "--requests", str(16 * args.per_client))["throughput"]
         for load in args.loads:
             if load == max(args.loads):
                 rss_before = s.stats().get("rss_bytes", 0)
@@ -129,7 +129,7 @@ def overload(args, common):
     finally:
         code = s.stop()
     print(f"server flags: --max-queue 64 {' '.join(args.overload_arg)}")
-    print(f"saturation (closed loop, concurrency 16): {saturated:.0f} req/s")
+    print(f"saturation ({'given' if args.saturation else 'closed loop, concurrency 16'}): {saturated:.0f} req/s")
     print("| load | offered req/s | answered 200 req/s | statuses | 200 P50 ms | 200 P99 ms | refused P50 ms | refused P99 ms |")
     print("|---|---|---|---|---|---|---|---|")
     for load, r in runs:
@@ -196,6 +196,9 @@ def main():
     ap.add_argument("--overload", action="store_true")
     ap.add_argument("--loads", type=float, nargs="+", default=[0.5, 2.0],
                     help="open-loop rates of the overload run, as multiples of the saturation throughput")
+    ap.add_argument("--saturation", type=float,
+                    help="the saturation throughput to scale --loads by, instead of measuring it at the start: "
+                         "two configurations compared at the same offered rates")
     ap.add_argument("--overload-arg", action="append", default=[],
                     help="an extra flag for the overload run's server, e.g. --overload-arg=--queue-timeout-ms=10")
     ap.add_argument("--server-cpus", help="run the server on these CPUs (taskset -c), e.g. 0")

@@ -170,7 +170,9 @@ void batcher::admit_locked(std::int64_t rows) {
     metrics_.rejected_full.fetch_add(1, std::memory_order_relaxed);
     throw rejection(rejection_reason::queue_full, "the queue is full (" + std::to_string(options_.max_queue) + " requests)");
   }
-  if (options_.max_queue_wait.count() == 0) return;
+  // A request that fits in the next batch to form is always taken: refusing it would leave
+  // that batch short, and no one's wait grows by it (batcher.hpp).
+  if (options_.max_queue_wait.count() == 0 || rounds_ahead_locked(rows) == 0) return;
   const std::chrono::microseconds wait = expected_wait_locked(rows, clock::now());
   if (wait > options_.max_queue_wait) {
     metrics_.rejected_wait.fetch_add(1, std::memory_order_relaxed);
@@ -199,9 +201,13 @@ std::chrono::microseconds batcher::expected_wait_locked(std::int64_t rows, clock
     const double remaining = since == clock::time_point::max() ? 0.0 : batch_us_ - static_cast<double>(microseconds_between(since, now));
     first_free = std::min(first_free, std::max(remaining, 0.0));
   }
+  return std::chrono::microseconds(static_cast<std::int64_t>(first_free + static_cast<double>(rounds_ahead_locked(rows)) * batch_us_));
+}
+
+// Rounds of full batches (max_batch on every instance) queued ahead of the request's last row.
+std::int64_t batcher::rounds_ahead_locked(std::int64_t rows) const {
   const std::int64_t per_round = options_.max_batch * static_cast<std::int64_t>(instances_.size());
-  const std::int64_t rounds_ahead = (pending_rows_ + rows - 1) / per_round;
-  return std::chrono::microseconds(static_cast<std::int64_t>(first_free + static_cast<double>(rounds_ahead) * batch_us_));
+  return (pending_rows_ + rows - 1) / per_round;
 }
 
 void batcher::stop() {

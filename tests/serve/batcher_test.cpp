@@ -279,6 +279,33 @@ TEST_CASE("batcher refuses at once a request that would wait longer than max_que
   b.admit();  // drained: admitted again
 }
 
+TEST_CASE("batcher takes a request that fits in the next batch even when the wait bound is below one batch time", "[serve][batcher]") {
+  std::promise<void> release;
+  const std::shared_future<void> gate = release.get_future().share();
+  std::atomic<int> calls{0};
+  const auto runner = [&](const tensor_map& in) -> tensor_map {
+    if (calls++ == 0) {
+      std::this_thread::sleep_for(50ms);
+    } else {
+      gate.wait();
+    }
+    return {{"y", in.at("x")}};
+  };
+  batcher b(batcher_options{.max_batch = 2, .max_queue_wait = 1ms}, {runner});
+  auto warm = b.submit(rows_of(1, 0));
+  get(warm);
+  while (b.recent_batch_time() == 0us) std::this_thread::yield();
+  auto busy = b.submit(rows_of(1, 1));
+  while (b.pending() != 0) std::this_thread::yield();
+  CHECK(b.expected_wait() > 1ms);  // the running batch alone takes longer than the bound
+  auto first = b.submit(rows_of(1, 2));
+  auto second = b.submit(rows_of(1, 3));  // the next batch: 2 rows
+  CHECK_THROWS_AS(b.submit(rows_of(1, 4)), serve::rejection);  // a round behind it
+  release.set_value();
+  for (auto* f : {&busy, &first, &second}) get(*f);
+  CHECK(b.metrics().rejected_wait == 1);
+}
+
 TEST_CASE("batcher pads a batch with zero rows to the next padded size and drops their outputs", "[serve][batcher]") {
   doubling_runner runner;
   batcher b(batcher_options{.max_batch = 8, .max_delay = 20ms, .padded_sizes = serve::powers_of_two_up_to(8)}, {runner});

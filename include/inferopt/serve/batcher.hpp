@@ -32,7 +32,11 @@
 ///   recent batch time per round of full batches queued ahead. Under overload a count bound
 ///   is a latency floor (64 queued in batches of 16 wait four batches); a bound on the wait
 ///   keeps the accepted requests' latency near what they see unloaded, and refuses the
-///   excess at arrival, where a queue timeout would refuse it only after the timeout.
+///   excess at arrival, where a queue timeout would refuse it only after the timeout. A
+///   request that fits in the next batch to form is always taken, whatever the estimate:
+///   when the model's batches slow down (a neighbour takes the cores) a bound below one
+///   batch time would otherwise refuse the rows that fill batches, and the server would
+///   answer less exactly when it is short of CPU.
 /// Thread-safe; the destructor stops the batcher, which first runs every queued request.
 
 #include <chrono>
@@ -144,6 +148,7 @@ class batcher {
   void expire(clock::time_point now);
   void admit_locked(std::int64_t rows);
   [[nodiscard]] std::chrono::microseconds expected_wait_locked(std::int64_t rows, clock::time_point now) const;
+  [[nodiscard]] std::int64_t rounds_ahead_locked(std::int64_t rows) const;
   void run(std::size_t instance, formed_batch& batch);
   [[nodiscard]] runtime::tensor_map gather(const formed_batch& batch, std::int64_t padded_rows);
   [[nodiscard]] std::int64_t padded_rows(std::int64_t rows) const noexcept;
