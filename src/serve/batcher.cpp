@@ -176,8 +176,8 @@ void batcher::admit_locked(std::int64_t rows) {
   const std::chrono::microseconds wait = expected_wait_locked(rows, clock::now());
   if (wait > options_.max_queue_wait) {
     metrics_.rejected_wait.fetch_add(1, std::memory_order_relaxed);
-    throw rejection(rejection_reason::expected_wait, "the expected queue wait (" + std::to_string(wait.count() / 1000) +
-                                                         " ms) exceeds the bound (" + std::to_string(options_.max_queue_wait.count() / 1000) + " ms)");
+    throw rejection(rejection_reason::expected_wait, "the expected queue wait (" + std::to_string(wait.count()) +
+                                                         " us) exceeds the bound (" + std::to_string(options_.max_queue_wait.count()) + " us)");
   }
 }
 

@@ -103,6 +103,39 @@ struct blocked_instance {
   gated_runner runner{release.get_future().share()};
 };
 
+/// A runner whose first batch sleeps `first` (so the batcher learns a batch time) and whose
+/// later batches wait for `release`.
+struct timed_then_gated {
+  std::chrono::milliseconds first;
+  std::shared_ptr<std::promise<void>> release = std::make_shared<std::promise<void>>();
+  std::shared_future<void> gate = release->get_future().share();
+  std::shared_ptr<std::atomic<int>> calls = std::make_shared<std::atomic<int>>(0);
+
+  tensor_map operator()(const tensor_map& in) const {
+    if ((*calls)++ == 0) {
+      std::this_thread::sleep_for(first);
+    } else {
+      gate.wait();
+    }
+    return {{"y", in.at("x")}};
+  }
+
+  /// Runs the sleeping batch and returns the batch time the batcher noted.
+  std::chrono::microseconds time_one_batch(batcher& b) const {
+    auto warm = b.submit(rows_of(1, 0));
+    get(warm);
+    while (b.recent_batch_time() == std::chrono::microseconds(0)) std::this_thread::yield();  // noted after the promise
+    return b.recent_batch_time();
+  }
+
+  /// Starts a batch that holds the instance until release is set.
+  std::future<tensor_map> block(batcher& b) const {
+    auto busy = b.submit(rows_of(1, 1));
+    while (b.pending() != 0) std::this_thread::yield();
+    return busy;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("batcher runs requests that fill max_batch as one batch and splits the outputs by rows", "[serve][batcher]") {
@@ -234,28 +267,14 @@ TEST_CASE("batcher refuses at once a request that would wait longer than max_que
   // The first batch sleeps 300 ms, so the batch time is about 300 ms; the bound is 750 ms.
   // With the instance then blocked on a batch that just started, a request behind k queued
   // rows waits about (k / 4 + 1) batch times: rows 0-7 come under the bound, row 8 does not.
-  std::promise<void> release;
-  const std::shared_future<void> gate = release.get_future().share();
-  std::atomic<int> calls{0};
-  const auto runner = [&](const tensor_map& in) -> tensor_map {
-    if (calls++ == 0) {
-      std::this_thread::sleep_for(300ms);
-    } else {
-      gate.wait();
-    }
-    return {{"y", in.at("x")}};
-  };
+  timed_then_gated runner{300ms};
   batcher b(batcher_options{.max_batch = 4, .max_queue_wait = 750ms}, {runner});
   CHECK(b.expected_wait() == 0us);  // nothing is known of the model's speed yet
-  auto warm = b.submit(rows_of(1, 0));
-  get(warm);
-  while (b.recent_batch_time() == 0us) std::this_thread::yield();  // the worker notes it after the promise
-  const auto batch_time = b.recent_batch_time();
+  const auto batch_time = runner.time_one_batch(b);
   CHECK(batch_time >= 300ms);
   CHECK(b.expected_wait() == 0us);  // idle and nothing queued
 
-  auto busy = b.submit(rows_of(1, 1));
-  while (b.pending() != 0) std::this_thread::yield();
+  auto busy = runner.block(b);
   std::vector<std::future<tensor_map>> accepted;
   for (int k = 0; k < 8; ++k) {
     const auto wait = b.expected_wait();
@@ -271,7 +290,7 @@ TEST_CASE("batcher refuses at once a request that would wait longer than max_que
     CHECK(e.reason() == serve::rejection_reason::expected_wait);
   }
   CHECK_THROWS_AS(b.admit(), serve::rejection);
-  release.set_value();
+  runner.release->set_value();
   get(busy);
   for (auto& f : accepted) get(f);
   CHECK(b.metrics().rejected_wait == 2);
@@ -280,28 +299,15 @@ TEST_CASE("batcher refuses at once a request that would wait longer than max_que
 }
 
 TEST_CASE("batcher takes a request that fits in the next batch even when the wait bound is below one batch time", "[serve][batcher]") {
-  std::promise<void> release;
-  const std::shared_future<void> gate = release.get_future().share();
-  std::atomic<int> calls{0};
-  const auto runner = [&](const tensor_map& in) -> tensor_map {
-    if (calls++ == 0) {
-      std::this_thread::sleep_for(50ms);
-    } else {
-      gate.wait();
-    }
-    return {{"y", in.at("x")}};
-  };
+  timed_then_gated runner{50ms};
   batcher b(batcher_options{.max_batch = 2, .max_queue_wait = 1ms}, {runner});
-  auto warm = b.submit(rows_of(1, 0));
-  get(warm);
-  while (b.recent_batch_time() == 0us) std::this_thread::yield();
-  auto busy = b.submit(rows_of(1, 1));
-  while (b.pending() != 0) std::this_thread::yield();
+  (void)runner.time_one_batch(b);
+  auto busy = runner.block(b);
   CHECK(b.expected_wait() > 1ms);  // the running batch alone takes longer than the bound
   auto first = b.submit(rows_of(1, 2));
   auto second = b.submit(rows_of(1, 3));  // the next batch: 2 rows
   CHECK_THROWS_AS(b.submit(rows_of(1, 4)), serve::rejection);  // a round behind it
-  release.set_value();
+  runner.release->set_value();
   for (auto* f : {&busy, &first, &second}) get(*f);
   CHECK(b.metrics().rejected_wait == 1);
 }
