@@ -152,7 +152,6 @@ std::future<runtime::tensor_map> batcher::submit(inference_request request) {
     ++slot->count;
     slot->queues[level].push_back(std::move(pending));
     ++pending_;
-    pending_rows_ += rows;
   }
   metrics_.requests.fetch_add(1, std::memory_order_relaxed);
   wake_.notify_one();
@@ -207,7 +206,9 @@ std::chrono::microseconds batcher::expected_wait_locked(std::int64_t rows, clock
 // Rounds of full batches (max_batch on every instance) queued ahead of the request's last row.
 std::int64_t batcher::rounds_ahead_locked(std::int64_t rows) const {
   const std::int64_t per_round = options_.max_batch * static_cast<std::int64_t>(instances_.size());
-  return (pending_rows_ + rows - 1) / per_round;
+  std::int64_t queued = 0;  // the buckets' rows: a few buckets, and no counter to keep in step
+  for (const auto& [signature, b] : buckets_) queued += b->rows;
+  return (queued + rows - 1) / per_round;
 }
 
 void batcher::stop() {
@@ -273,7 +274,6 @@ void batcher::expire(clock::time_point now) {
         (*r)->promise.set_exception(std::make_exception_ptr(rejection(rejection_reason::timed_out, "the request timed out in the queue")));
         metrics_.timed_out.fetch_add(1, std::memory_order_relaxed);
         b.rows -= (*r)->rows;
-        pending_rows_ -= (*r)->rows;
         --b.count;
         --pending_;
       }
@@ -316,7 +316,6 @@ bool batcher::form(formed_batch& out, clock::time_point now, clock::time_point f
   best->rows -= out.rows;
   best->count -= out.requests.size();
   pending_ -= out.requests.size();
-  pending_rows_ -= out.rows;
   if (best->count == 0) buckets_.erase(best_signature);
   return true;
 }

@@ -162,7 +162,6 @@ class batcher {
   std::condition_variable wake_;
   std::map<std::string, std::unique_ptr<bucket>> buckets_;  // by signature
   std::size_t pending_ = 0;
-  std::int64_t pending_rows_ = 0;
   std::vector<clock::time_point> busy_since_;  // per instance: when its running batch started; max: idle
   double batch_us_ = 0;                        // recent batch time, a moving average; 0: none run yet
   std::uint64_t arrivals_ = 0;
