@@ -173,7 +173,8 @@ void measure_agreement(const calibration_data& d, const ir::model& original, ir:
 void check_prune_arguments(const prune_cli_options& o) {
   refuse_overwrite(o.input, o.output);
   check_calibration_sources(o.data);
-  if ((o.criterion == "energy" || o.criterion == "obs") && !o.data.given()) {
+  const auto criterion = prune::parse_criterion(o.criterion);
+  if (criterion && prune::needs_calibration(*criterion) && !o.data.given()) {
     throw error(errc::invalid_argument, "--criterion " + o.criterion + " measures channels on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
   }
   if (o.sensitivity && !o.data.given()) {
@@ -213,7 +214,7 @@ void declare_prune(CLI::App& sub, prune_cli_options& o) {
   add_model_and_output(sub, o.input, o.output);
   sub.add_option("--ratio", o.ratio, "Share of channels to remove, in [0, 1) (default 0.3)");
   sub.add_option("--criterion", o.criterion,
-                 "Importance: l1, l2, bn (|gamma|), fpgm, random; on calibration data energy (what a channel adds to the layers reading it) or obs (what stays lost once the layers reading it are refit); with --global these two rank per weight removed (default l1)");
+                 "Importance: l1, l2, bn (|gamma|), fpgm, random; on calibration data energy (what a channel adds to the layers reading it) obs (what stays lost once the layers reading it are refit around it alone) or obs-greedy (what it adds to the loss when units go one by one, the cheapest first, the rest refit after each); with --global these three rank per weight removed (default l1)");
   sub.add_option("--reduction", o.reduction, "How coupled channels' scores combine: mean, sum or max (default mean)");
   sub.add_flag("--global", o.global, "Rank channels across all layers instead of the same ratio per layer");
   sub.add_option("--max-layer-ratio", o.max_layer_ratio, "With --global: most any layer may lose (default 0.9)");

@@ -20,6 +20,7 @@ std::optional<importance_criterion> parse_criterion(std::string_view name) {
   if (name == "random") return importance_criterion::random;
   if (name == "energy") return importance_criterion::output_energy;
   if (name == "obs") return importance_criterion::reconstruction;
+  if (name == "obs-greedy") return importance_criterion::greedy_reconstruction;
   return std::nullopt;
 }
 
@@ -32,6 +33,7 @@ std::string_view to_string(importance_criterion c) noexcept {
     case importance_criterion::random: return "random";
     case importance_criterion::output_energy: return "energy";
     case importance_criterion::reconstruction: return "obs";
+    case importance_criterion::greedy_reconstruction: return "obs-greedy";
   }
   return "?";
 }
@@ -123,9 +125,14 @@ double reduce(const std::vector<double>& xs, score_reduction how) {
 
 }  // namespace
 
+bool needs_calibration(importance_criterion c) noexcept {
+  return c == importance_criterion::output_energy || c == importance_criterion::reconstruction ||
+         c == importance_criterion::greedy_reconstruction;
+}
+
 std::vector<std::vector<double>> unit_importance(const ir::model& m, const channel_analysis& a,
                                                  const importance_options& options) {
-  if (options.criterion == importance_criterion::output_energy || options.criterion == importance_criterion::reconstruction) {
+  if (needs_calibration(options.criterion)) {
     throw error(errc::invalid_argument, "the " + std::string(to_string(options.criterion)) + " criterion needs calibration data");
   }
   const std::int64_t ir_version = m.ir_version;

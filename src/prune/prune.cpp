@@ -133,6 +133,8 @@ std::vector<std::vector<double>> importance_of(const ir::model& m, const channel
   switch (options.importance.criterion) {
     case importance_criterion::output_energy: return output_energy_importance(m, a, calibration);
     case importance_criterion::reconstruction: return reconstruction_importance(m, a, calibration, options.refit_options);
+    case importance_criterion::greedy_reconstruction:
+      return greedy_reconstruction_importance(m, a, calibration, options.refit_options);
     default: return unit_importance(m, a, options.importance);
   }
 }
@@ -179,8 +181,7 @@ prune_summary prune_model(ir::model& m, const prune_options& options, std::span<
     ++s.prunable_groups;
     s.prunable_units += static_cast<std::int64_t>(g.units.size());
   }
-  const importance_criterion criterion = options.importance.criterion;
-  const bool calibrated = criterion == importance_criterion::output_energy || criterion == importance_criterion::reconstruction;
+  const bool calibrated = needs_calibration(options.importance.criterion);
   const auto scores = importance_of(m, a, options, calibration);
   if (options.sensitivity) s.sensitivity = sweep(m, a, scores, options, *options.sensitivity, calibration);
   const pruning_plan plan = choose_plan(m, a, scores, calibrated, options, calibration, s);

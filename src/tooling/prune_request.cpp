@@ -10,7 +10,7 @@ prune::prune_options prune_options_of(const prune_request& r, std::string_view o
   const std::string prefix(option_prefix);
   const auto criterion = prune::parse_criterion(r.criterion);
   if (!criterion) {
-    throw error(errc::invalid_argument, prefix + "criterion must be l1, l2, bn, fpgm, random, energy or obs, not '" + r.criterion + "'");
+    throw error(errc::invalid_argument, prefix + "criterion must be l1, l2, bn, fpgm, random, energy, obs or obs-greedy, not '" + r.criterion + "'");
   }
   const auto reduction = prune::parse_reduction(r.reduction);
   if (!reduction) throw error(errc::invalid_argument, prefix + "reduction must be mean, sum or max, not '" + r.reduction + "'");

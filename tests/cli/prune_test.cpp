@@ -82,8 +82,9 @@ TEST_CASE("prune rejects bad options with one error line and writes nothing", "[
   const fs::path out = dir / "out.onnx";
   const auto [flag, value, message] = GENERATE(table<std::string, std::string, std::string>({
       {"--ratio", "1.5", "outside [0, 1)"},
-      {"--criterion", "magic", "--criterion must be l1, l2, bn, fpgm, random, energy or obs"},
+      {"--criterion", "magic", "--criterion must be l1, l2, bn, fpgm, random, energy, obs or obs-greedy"},
       {"--criterion", "energy", "--criterion energy measures channels on calibration data"},
+      {"--criterion", "obs-greedy", "--criterion obs-greedy measures channels on calibration data"},
       {"--eval-text", "eval.txt", "--calib-text and --tokenizer go together"},
       {"--reduction", "median", "--reduction must be mean, sum or max"},
       {"--round-to", "0", "round-to must be at least 1"},
@@ -102,17 +103,18 @@ TEST_CASE("prune rejects bad options with one error line and writes nothing", "[
   CHECK(folder_entries(dir.path()).empty());
 }
 
-TEST_CASE("prune --criterion energy on a text encoder refits the layers reading removed heads and neurons", "[cli][prune]") {
-  scratch dir("prune_text");
+TEST_CASE("prune with a calibrated criterion on a text encoder refits the layers reading removed heads and neurons", "[cli][prune]") {
+  const std::string criterion = GENERATE("energy", "obs-greedy");
+  scratch dir("prune_text_" + criterion);
   const text_encoder_case text = text_encoder(dir.path(), "The quick brown fox jumps over the lazy dog.\nCafé naïve résumé!\n"
                                                           "A smaller model runs faster.\nPruning removes what matters least.\n");
   const fs::path out = dir / "p.onnx", report = dir / "report.json";
-  process_result r = run_cli(joined({"prune", text.model.string(), "-o", out.string(), "--criterion", "energy", "--global", "--ratio",
+  process_result r = run_cli(joined({"prune", text.model.string(), "-o", out.string(), "--criterion", criterion, "--global", "--ratio",
                                      "0.3", "--report", report.string()},
                                     text.calibration));
   CAPTURE(r.out, r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Contains("criterion energy") && Contains("least-squares refit") && Contains("mean output cosine"));
+  CHECK_THAT(r.out, Contains("criterion " + criterion) && Contains("least-squares refit") && Contains("mean output cosine"));
   const json j = json::parse(read_bytes(report));
   CHECK(j["macs"]["after"].get<double>() < 0.8 * j["macs"]["before"].get<double>());
   REQUIRE_FALSE(j["refits"].empty());

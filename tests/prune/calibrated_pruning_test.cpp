@@ -6,7 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "inferopt/prune/prune.hpp"
 #include "prune_test_util.hpp"
@@ -156,4 +158,39 @@ TEST_CASE("obs importance of a unit is what the refit leaves when that unit alon
     CAPTURE(u);
     CHECK(scores[g][u] / scores[g][0] == Approx(left[u] / left[0]).epsilon(2e-2));
   }
+}
+
+TEST_CASE("greedy obs scores add up to what the refit leaves once the cheapest units go together", "[prune][calibrated]") {
+  const ir::model m = test::two_layer_model();
+  const prune::channel_analysis a = test::analyze_without_defaults(m);
+  const auto feeds = batches(m, 4);
+  const prune::refit_plan_options options;
+  const auto scores = prune::greedy_reconstruction_importance(m, a, feeds, options);
+  const std::size_t g = static_cast<std::size_t>(test::prunable_groups(a)[0] - a.groups.data());
+  std::vector<std::size_t> order(10);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return scores[g][x] < scores[g][y]; });
+  // Removing a set and refitting the rest leaves an error that the OBS steps sum exactly; the
+  // scores are those steps, raised only where a later step is cheaper than an earlier one.
+  const auto left_after = [&](std::size_t count) {
+    prune::pruning_plan plan;
+    plan.groups.push_back({g, std::vector<std::size_t>(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count))});
+    std::sort(plan.groups[0].removed_units.begin(), plan.groups[0].removed_units.end());
+    return prune::plan_refits(m, a, plan, feeds, options).at(0).report.relative_error_refit;
+  };
+  const double first = left_after(1);
+  REQUIRE(first > 0.0);
+  double summed = 0.0;
+  for (std::size_t count = 1; count <= 6; ++count) {
+    CAPTURE(count);
+    summed += scores[g][order[count - 1]];
+    if (scores[g][order[count]] == scores[g][order[count - 1]]) continue;  // a tie: the prefix is not one set
+    // Here every step costs more than the one before, so the sum is exact up to the ridge,
+    // which the refit takes relative to the kept inputs.
+    CHECK(summed / scores[g][order[0]] == Approx(left_after(count) / first).epsilon(1e-2));
+  }
+  // The cheapest unit by greedy removal is the one single-unit OBS ranks cheapest.
+  const auto single = prune::reconstruction_importance(m, a, feeds, options);
+  CHECK(std::min_element(single[g].begin(), single[g].end()) - single[g].begin() == static_cast<std::ptrdiff_t>(order[0]));
+  CHECK(scores[g][order[0]] == Approx(single[g][order[0]]).epsilon(1e-9));
 }

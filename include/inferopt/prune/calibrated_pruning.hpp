@@ -58,6 +58,17 @@ struct refit_plan_options;
                                                                          std::span<const runtime::tensor_map> batches,
                                                                          const refit_plan_options& options);
 
+/// Importance as what a unit adds to the loss of a greedy OBS removal at each MatMul/Gemm
+/// reader: units go one at a time, the one leaving the least error after the others' refit
+/// first, the inverse moments and weights updated after each; a unit scores the error it adds
+/// to those removed before it (non-decreasing along that order). Unlike
+/// reconstruction_importance, which refits around one unit alone, this sees that the neurons
+/// standing in for each other cannot all go. Conv readers count their output energy.
+/// @throws error(errc::invalid_argument) as output_energy_importance.
+[[nodiscard]] std::vector<std::vector<double>> greedy_reconstruction_importance(const ir::model& m, const channel_analysis& a,
+                                                                                std::span<const runtime::tensor_map> batches,
+                                                                                const refit_plan_options& options);
+
 /// Weights each unit takes with it (elements of every constant it cuts): the cost the
 /// global selection balances against importance.
 [[nodiscard]] std::vector<std::vector<double>> unit_weight_counts(const ir::model& m, const channel_analysis& a);

@@ -23,6 +23,9 @@ enum class importance_criterion {
   /// what stays lost once the other inputs are refit (calibrated_pruning.hpp:
   /// reconstruction_importance; unit_importance refuses it)
   reconstruction,
+  /// what each unit adds to a greedy OBS removal, one unit after another (calibrated_pruning.hpp:
+  /// greedy_reconstruction_importance; unit_importance refuses it)
+  greedy_reconstruction,
 };
 
 /// How the scores of coupled channels (one per source in a residual group) combine.
@@ -30,6 +33,8 @@ enum class score_reduction { mean, sum, max };
 
 [[nodiscard]] std::optional<importance_criterion> parse_criterion(std::string_view name);
 [[nodiscard]] std::string_view to_string(importance_criterion c) noexcept;
+/// Whether the criterion scores units on calibration data (and unit_importance refuses it).
+[[nodiscard]] bool needs_calibration(importance_criterion c) noexcept;
 [[nodiscard]] std::optional<score_reduction> parse_reduction(std::string_view name);
 
 struct importance_options {
