@@ -138,59 +138,66 @@ TEST_CASE("global selection by cost removes cheap unimportant units first and st
   CHECK(plan.groups[1].removed_units == std::vector<std::size_t>{0, 1, 2, 3});
 }
 
-TEST_CASE("obs importance of a unit is what the refit leaves when that unit alone is removed", "[prune][calibrated]") {
-  const ir::model m = test::two_layer_model();
-  const prune::channel_analysis a = test::analyze_without_defaults(m);
-  const auto feeds = batches(m, 4);
-  const prune::refit_plan_options options;
-  const auto scores = prune::reconstruction_importance(m, a, feeds, options);
-  const std::size_t g = static_cast<std::size_t>(test::prunable_groups(a)[0] - a.groups.data());
-  // Refit after removing each unit alone: the left-over errors must rank and scale like the scores.
-  std::vector<double> left;
-  for (std::size_t u = 0; u < 10; ++u) {
+namespace {
+
+/// The two-layer model's hidden group, its calibration batches, and what the refit leaves.
+struct hidden_group_case {
+  ir::model m = test::two_layer_model();
+  prune::channel_analysis a = test::analyze_without_defaults(m);
+  std::vector<runtime::tensor_map> feeds = batches(m, 4);
+  prune::refit_plan_options options;
+  std::size_t g = static_cast<std::size_t>(test::prunable_groups(a)[0] - a.groups.data());
+
+  /// The refit's relative output error once `removed` (ascending) are cut.
+  [[nodiscard]] double left_after(std::vector<std::size_t> removed) const {
     prune::pruning_plan plan;
-    plan.groups.push_back({g, {u}});
+    plan.groups.push_back({g, std::move(removed)});
     const auto refits = prune::plan_refits(m, a, plan, feeds, options);
     REQUIRE(refits.size() == 1);
-    left.push_back(refits[0].report.relative_error_refit);
+    return refits[0].report.relative_error_refit;
   }
+};
+
+}  // namespace
+
+TEST_CASE("obs importance of a unit is what the refit leaves when that unit alone is removed", "[prune][calibrated]") {
+  const hidden_group_case c;
+  const auto scores = prune::reconstruction_importance(c.m, c.a, c.feeds, c.options);
+  // Refit after removing each unit alone: the left-over errors must rank and scale like the scores.
+  std::vector<double> left;
+  for (std::size_t u = 0; u < 10; ++u) left.push_back(c.left_after({u}));
   for (std::size_t u = 1; u < 10; ++u) {
     CAPTURE(u);
-    CHECK(scores[g][u] / scores[g][0] == Approx(left[u] / left[0]).epsilon(2e-2));
+    CHECK(scores[c.g][u] / scores[c.g][0] == Approx(left[u] / left[0]).epsilon(2e-2));
   }
 }
 
 TEST_CASE("greedy obs scores add up to what the refit leaves once the cheapest units go together", "[prune][calibrated]") {
-  const ir::model m = test::two_layer_model();
-  const prune::channel_analysis a = test::analyze_without_defaults(m);
-  const auto feeds = batches(m, 4);
-  const prune::refit_plan_options options;
-  const auto scores = prune::greedy_reconstruction_importance(m, a, feeds, options);
-  const std::size_t g = static_cast<std::size_t>(test::prunable_groups(a)[0] - a.groups.data());
+  const hidden_group_case c;
+  const std::vector<double> scores = prune::greedy_reconstruction_importance(c.m, c.a, c.feeds, c.options)[c.g];
   std::vector<std::size_t> order(10);
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return scores[g][x] < scores[g][y]; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return scores[x] < scores[y]; });
+  const auto left_after = [&](std::size_t count) {
+    std::vector<std::size_t> removed(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count));
+    std::sort(removed.begin(), removed.end());
+    return c.left_after(removed);
+  };
   // Removing a set and refitting the rest leaves an error that the OBS steps sum exactly; the
   // scores are those steps, raised only where a later step is cheaper than an earlier one.
-  const auto left_after = [&](std::size_t count) {
-    prune::pruning_plan plan;
-    plan.groups.push_back({g, std::vector<std::size_t>(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count))});
-    std::sort(plan.groups[0].removed_units.begin(), plan.groups[0].removed_units.end());
-    return prune::plan_refits(m, a, plan, feeds, options).at(0).report.relative_error_refit;
-  };
   const double first = left_after(1);
   REQUIRE(first > 0.0);
   double summed = 0.0;
   for (std::size_t count = 1; count <= 6; ++count) {
     CAPTURE(count);
-    summed += scores[g][order[count - 1]];
-    if (scores[g][order[count]] == scores[g][order[count - 1]]) continue;  // a tie: the prefix is not one set
+    summed += scores[order[count - 1]];
+    if (scores[order[count]] == scores[order[count - 1]]) continue;  // a tie: the prefix is not one set
     // Here every step costs more than the one before, so the sum is exact up to the ridge,
     // which the refit takes relative to the kept inputs.
-    CHECK(summed / scores[g][order[0]] == Approx(left_after(count) / first).epsilon(1e-2));
+    CHECK(summed / scores[order[0]] == Approx(left_after(count) / first).epsilon(1e-2));
   }
   // The cheapest unit by greedy removal is the one single-unit OBS ranks cheapest.
-  const auto single = prune::reconstruction_importance(m, a, feeds, options);
-  CHECK(std::min_element(single[g].begin(), single[g].end()) - single[g].begin() == static_cast<std::ptrdiff_t>(order[0]));
-  CHECK(scores[g][order[0]] == Approx(single[g][order[0]]).epsilon(1e-9));
+  const std::vector<double> single = prune::reconstruction_importance(c.m, c.a, c.feeds, c.options)[c.g];
+  CHECK(std::min_element(single.begin(), single.end()) - single.begin() == static_cast<std::ptrdiff_t>(order[0]));
+  CHECK(scores[order[0]] == Approx(single[order[0]]).epsilon(1e-9));
 }
