@@ -166,4 +166,15 @@ TEST_CASE("the speedup search corrects its goal by the table's measured bias", "
     CHECK(s.attempts.size() == 3);
     CHECK(s.best == 1);
   }
+  SECTION("a timing far off by noise moves the goal at most to half or twice the target's saving") {
+    std::vector<double> tried;
+    (void)prune::search_speedup(1.3, 0.01, 3, [&](double goal) {
+      tried.push_back(goal);
+      return prune::speedup_attempt{0.0, goal, tried.size() == 1 ? 3.0 : 0.5};
+    });
+    REQUIRE(tried.size() == 3);
+    const double saving = 1.0 - 1.0 / 1.3;
+    CHECK(1.0 - 1.0 / tried[1] == Approx(saving / 2));
+    CHECK(1.0 - 1.0 / tried[2] == Approx(2 * saving));
+  }
 }

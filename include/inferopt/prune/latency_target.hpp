@@ -40,8 +40,9 @@ struct speedup_attempt {
 /// The search itself, for any way of building and timing a model: `attempt(goal)` builds one
 /// the latency table predicts at `goal` and returns what it predicted and measured (with
 /// `cost_ratio` as it likes). The goal starts at `target` and, after a miss beyond
-/// `tolerance`, becomes target * predicted / measured. Returns every attempt; `best` is the
-/// index of the one measured closest to `target`.
+/// `tolerance`, becomes target * predicted / measured, held to save between half and twice the
+/// time the target saves. Returns every attempt; `best` is the index of the one measured
+/// closest to `target`.
 struct speedup_search {
   std::vector<speedup_attempt> attempts;
   std::size_t best = 0;
