@@ -202,25 +202,29 @@ def quantize(model: ModelLike, batches: Optional[Batches] = None, states: Sequen
 def _prune_settings(ratio: float = 0.3, criterion: str = "l1", reduction: str = "mean", global_ranking: bool = False,
                     max_layer_ratio: float = 0.9, round_to: int = 8, ignore: Sequence[str] = (), seed: int = 0,
                     refit: bool = True, sensitivity: bool = False, groups: Sequence[int] = (), sequential: bool = False,
-                    residual_target: bool = False, refit_ridge: float = 1e-4):
+                    residual_target: bool = False, refit_ridge: float = 1e-4, budget: str = "weights"):
     return _core._PruneSettings(ratio, criterion, reduction, global_ranking, max_layer_ratio, round_to, list(ignore),
-                                seed, refit, sensitivity, list(groups), sequential, residual_target, refit_ridge)
+                                seed, refit, sensitivity, list(groups), sequential, residual_target, refit_ridge, budget)
 
 
 def prune(model: ModelLike, ratio: float = 0.3, criterion: str = "l1", batches: Optional[Batches] = None,
           reduction: str = "mean", global_ranking: bool = False, max_layer_ratio: float = 0.9, round_to: int = 8,
           ignore: Sequence[str] = (), seed: int = 0, refit: bool = True, sensitivity: bool = False,
-          sequential: bool = False, residual_target: bool = False, refit_ridge: float = 1e-4) -> Tuple[Model, Report]:
+          sequential: bool = False, residual_target: bool = False, refit_ridge: float = 1e-4,
+          budget: str = "weights") -> Tuple[Model, Report]:
     """Structured channel pruning: removes ``ratio`` of each prunable group's channels (or globally).
 
     ``criterion``: l1, l2, bn, fpgm, random, or (with ``batches``) energy and obs. With batches,
     readers of removed channels are refit by least squares (``sequential``: layer after layer;
     ``residual_target``: towards the original output), BatchNormalization statistics are
     recalibrated, and ``sensitivity`` shares the budget by measured end-to-end sensitivity.
+    ``budget="macs"`` makes a weighed ratio (calibrated ``global_ranking`` or ``sensitivity``) a
+    share of the prunable channels' multiply-adds at the largest batch's shapes (attention
+    products included), not of their weights.
     The report is what ``inferopt prune --report`` writes.
     """
     settings = _prune_settings(ratio, criterion, reduction, global_ranking, max_layer_ratio, round_to, ignore, seed,
-                               refit, sensitivity, (), sequential, residual_target, refit_ridge)
+                               refit, sensitivity, (), sequential, residual_target, refit_ridge, budget)
     return _core.prune(load(model), settings, None if batches is None else list(batches))
 
 

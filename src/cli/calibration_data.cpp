@@ -49,18 +49,18 @@ void declare_latency_options(CLI::App& sub, latency_sources& l, const std::strin
   sub.add_option("--latency-threads", l.threads, "Executor threads while timing for --target-speedup (default 1)");
   sub.add_option("--latency-rounds", l.rounds, "Alternating timed runs per measurement for --target-speedup (default 10)");
   sub.add_option("--latency-seq-len", l.seq_len,
-                 "With --target-speedup and --calib-text: time on a sentence padded to this length (default: the longest calibration batch)");
+                 "With --calib-text: time a --target-speedup on, or count a --budget macs at, a sentence padded to this length (default: the longest calibration batch)");
 }
 
 void check_latency_options(const latency_sources& l, const calibration_sources& s) {
   if (l.threads < 1 || l.threads > 256) throw error(errc::invalid_argument, "--latency-threads must be in [1, 256]");
   if (l.rounds < 1 || l.rounds > 1000) throw error(errc::invalid_argument, "--latency-rounds must be in [1, 1000]");
+  if (l.seq_len != 0 && s.calib_text.empty()) throw error(errc::invalid_argument, "--latency-seq-len pads calibration text: give --calib-text FILE --tokenizer T");
   if (l.target_speedup == 0.0) return;
   if (!(l.target_speedup > 1.0 && l.target_speedup < 100.0)) {
     throw error(errc::invalid_argument, "--target-speedup must be above 1 (and below 100), not " + std::to_string(l.target_speedup));
   }
   if (!s.given()) throw error(errc::invalid_argument, "--target-speedup times the model on a calibration batch: give --calib-dir DIR or --calib-text FILE --tokenizer T");
-  if (l.seq_len != 0 && s.calib_text.empty()) throw error(errc::invalid_argument, "--latency-seq-len pads calibration text: give --calib-text FILE --tokenizer T");
 }
 
 runtime::tensor_map latency_batch(const calibration_sources& s, const calibration_data& d, const ir::model& original,

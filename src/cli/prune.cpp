@@ -90,6 +90,10 @@ void print_summary(const prune_cli_options& o, const prune::prune_summary& s) {
   std::cout << "params " << human_count(s.params_before) << " -> " << human_count(s.params_after) << " ("
             << ratio_text(s.params_after, s.params_before) << "), MACs " << human_count(s.macs_before) << " -> "
             << human_count(s.macs_after) << " (" << ratio_text(s.macs_after, s.macs_before) << ")\n";
+  if (s.budget_macs_before) {
+    std::cout << "MACs at the budget's batch, every node: " << human_count(*s.budget_macs_before) << " -> "
+              << human_count(*s.budget_macs_after) << " (" << ratio_text(*s.budget_macs_after, *s.budget_macs_before) << ")\n";
+  }
 }
 
 /// Per group: units removed, their share of the group's importance, milliseconds saved.
@@ -145,7 +149,8 @@ void print_refits(const prune::prune_summary& s) {
 nlohmann::json report_json(const prune_cli_options& o, const prune::prune_summary& s) {
   nlohmann::json report{{"model", o.input},          {"output", o.output}, {"ratio", o.ratio},
                         {"criterion", o.criterion},  {"reduction", o.reduction},
-                        {"global", o.global},        {"round_to", o.round_to}};
+                        {"global", o.global},        {"round_to", o.round_to},
+                        {"budget", o.budget}};
   report.update(to_json(s));
   return report;
 }
@@ -187,6 +192,7 @@ void check_prune_arguments(const prune_cli_options& o) {
 int run_prune(const prune_cli_options& o) {
   check_prune_arguments(o);
   const prune::prune_options options = prune_options_of(o);
+  prune::check_budget(options);
   ir::model m = load_checked(o.input);
   const ir::model original = m.clone();
   if (o.explain) {
@@ -196,6 +202,7 @@ int run_prune(const prune_cli_options& o) {
   const calibration_data data = read_calibration(o.data, original);
   prune::prune_options run_options = options;
   if (o.latency.target_speedup != 0.0) run_options.latency.feeds = latency_batch(o.data, data, original, o.latency);
+  if (run_options.budget == prune::budget_measure::macs) run_options.budget_feeds = latency_batch(o.data, data, original, o.latency);
   const prune::prune_summary s = prune::prune_model(m, run_options, data.calibration);
   ir::verify(m.graph());
   print_summary(o, s);
@@ -214,7 +221,7 @@ void declare_prune(CLI::App& sub, prune_cli_options& o) {
   add_model_and_output(sub, o.input, o.output);
   sub.add_option("--ratio", o.ratio, "Share of channels to remove, in [0, 1) (default 0.3)");
   sub.add_option("--criterion", o.criterion,
-                 "Importance: l1, l2, bn (|gamma|), fpgm, random; on calibration data energy (what a channel adds to the layers reading it) obs (what stays lost once the layers reading it are refit around it alone) or obs-greedy (what it adds to the loss when units go one by one, the cheapest first, the rest refit after each); with --global these three rank per weight removed (default l1)");
+                 "Importance: l1, l2, bn (|gamma|), fpgm, random; on calibration data energy (what a channel adds to the layers reading it) obs (what stays lost once the layers reading it are refit around it alone) or obs-greedy (what it adds to the loss when units go one by one, the cheapest first, the rest refit after each); with --global these three rank per unit of --budget removed (default l1)");
   sub.add_option("--reduction", o.reduction, "How coupled channels' scores combine: mean, sum or max (default mean)");
   sub.add_flag("--global", o.global, "Rank channels across all layers instead of the same ratio per layer");
   sub.add_option("--max-layer-ratio", o.max_layer_ratio, "With --global: most any layer may lose (default 0.9)");
@@ -233,6 +240,9 @@ void declare_prune(CLI::App& sub, prune_cli_options& o) {
                "With calibration data: refit layer after layer on the pruned model's own activations, towards the original outputs");
   sub.add_flag("--residual-target", o.residual_target,
                "Sequential refit towards the original residual sum where a layer's output is added to one (implies --sequential)");
+  sub.add_option("--budget", o.budget,
+                 "What a weighed --ratio (--global with a calibrated criterion, or --sensitivity) is a share of: the prunable channels' "
+                 "weights (default) or macs, their multiply-adds at the longest calibration batch or --latency-seq-len, attention products included");
   sub.add_flag("--explain", o.explain, "Print every channel group: sources, cut sites, why pinned");
   declare_latency_options(sub, o.latency,
                           "Instead of --ratio: remove what reaches this speedup, measured in the executor (units ranked by importance per millisecond of a measured per-node latency table)");

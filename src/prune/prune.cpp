@@ -5,12 +5,14 @@
 #include <numeric>
 
 #include "cuttable_constant.hpp"
+#include "inferopt/core/error.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/ir/rewriting.hpp"
 #include "inferopt/ir/statistics.hpp"
 #include "inferopt/ir/verify.hpp"
 #include "inferopt/pass/cleanup/remove_unused.hpp"
 #include "inferopt/pass/fold_constants.hpp"
+#include "inferopt/prune/mac_budget.hpp"
 
 namespace inferopt::prune {
 namespace {
@@ -55,7 +57,8 @@ pruning_plan choose_plan(const ir::model& m, const channel_analysis& a, const st
   }
   selection_options selection = options.selection;
   if (((calibrated && selection.global) || options.sensitivity) && selection.unit_costs.empty()) {
-    selection.unit_costs = unit_weight_counts(m, a);
+    selection.unit_costs = options.budget == budget_measure::macs ? unit_mac_costs(m, a, options.budget_feeds)
+                                                                   : unit_weight_counts(m, a);
   }
   if (options.sensitivity) {
     selection.group_ratios = allocate_by_sensitivity(a, s.sensitivity, selection.unit_costs, selection.ratio, selection.max_group_ratio);
@@ -78,21 +81,8 @@ void add_cosine_drops(const channel_analysis& a, const std::vector<group_sensiti
 }  // namespace
 
 std::vector<layer_cost> layer_costs(const ir::model& m) {
-  ir::model copy = m.clone();
-  // MACs are counted per sample: symbolic dims (a batch) count as 1, and intermediate types
-  // are inferred again from there.
-  for (ir::value* v : copy.graph().values()) {
-    if (v->origin() == ir::value_origin::node_output && !v->is_graph_output()) {
-      copy.graph().clear_value_info(v);
-    } else if (v->type() && v->type()->dims) {
-      ir::value_type t = *v->type();
-      for (ir::dim& d : *t.dims) {
-        if (!d.is_static()) d = ir::dim(std::int64_t{1});
-      }
-      v->set_type(t);
-    }
-  }
-  (void)ir::infer_shapes(copy);
+  // MACs are counted per sample: symbolic dims (a batch) count as 1.
+  const ir::model copy = shaped_copy(m, {});
   const std::int64_t ir_version = copy.ir_version;
   std::vector<layer_cost> out;
   for (const ir::node* n : copy.graph().nodes()) {
@@ -139,6 +129,19 @@ std::vector<std::vector<double>> importance_of(const ir::model& m, const channel
   }
 }
 
+/// `options` with the batch a multiply-add budget is counted at.
+/// @throws error(errc::invalid_argument) as check_budget, or for no batch to count at.
+prune_options with_budget_feeds(const prune_options& options, std::span<const runtime::tensor_map> calibration) {
+  check_budget(options);
+  if (options.budget != budget_measure::macs) return options;
+  prune_options out = options;
+  if (out.budget_feeds.empty()) {
+    if (calibration.empty()) throw error(errc::invalid_argument, "a multiply-add budget is counted at a batch's shapes, and none was given");
+    out.budget_feeds = largest_batch(calibration);
+  }
+  return out;
+}
+
 std::vector<group_sensitivity> sweep(const ir::model& m, const channel_analysis& a, const std::vector<std::vector<double>>& scores,
                                      const prune_options& options, sensitivity_options o,
                                      std::span<const runtime::tensor_map> calibration) {
@@ -169,9 +172,27 @@ std::vector<group_sensitivity> measure_sensitivity(const ir::model& m, const pru
   return sweep(copy, a, scores, options, options.sensitivity.value_or(sensitivity_options{}), calibration);
 }
 
-prune_summary prune_model(ir::model& m, const prune_options& options, std::span<const runtime::tensor_map> calibration) {
+std::optional<budget_measure> parse_budget(std::string_view name) {
+  if (name == "weights") return budget_measure::weights;
+  if (name == "macs") return budget_measure::macs;
+  return std::nullopt;
+}
+
+void check_budget(const prune_options& options) {
+  if (options.budget != budget_measure::macs) return;
+  const bool weighed = (needs_calibration(options.importance.criterion) && options.selection.global) || options.sensitivity;
+  if (!weighed || options.latency.speedup > 0.0) {
+    throw error(errc::invalid_argument,
+                "a multiply-add budget weighs calibrated channel scores: it needs global selection with a calibrated criterion "
+                "(energy, obs, obs-greedy) or a sensitivity allocation, and no latency target");
+  }
+}
+
+prune_summary prune_model(ir::model& m, const prune_options& given, std::span<const runtime::tensor_map> calibration) {
+  const prune_options options = with_budget_feeds(given, calibration);
   prepare_for_analysis(m);
   prune_summary s;
+  if (options.budget == budget_measure::macs) s.budget_macs_before = total_macs_at(m, options.budget_feeds);
   const std::vector<layer_cost> before = layer_costs(m);
   const channel_analysis a = analyze_channels(m, options.analysis);
   for (const channel_group& g : a.groups) {
@@ -212,6 +233,7 @@ prune_summary prune_model(ir::model& m, const prune_options& options, std::span<
     s.params_after += s.layers.back().after.params;
     s.macs_after += s.layers.back().after.macs;
   }
+  if (options.budget == budget_measure::macs) s.budget_macs_after = total_macs_at(m, options.budget_feeds);
   return s;
 }
 

@@ -55,6 +55,7 @@ py::tuple prune_model(const ir::model& original, const prune_settings& s, const 
   report["reduction"] = s.reduction;
   report["global"] = s.global;
   report["round_to"] = s.round_to;
+  report["budget"] = s.budget;
   return py::make_tuple(m, python_of(report));
 }
 
@@ -82,7 +83,8 @@ void bind_prune(py::module_& m) {
   py::class_<prune_settings>(m, "_PruneSettings")
       .def(py::init([](double ratio, std::string criterion, std::string reduction, bool global, double max_layer_ratio,
                        std::int64_t round_to, std::vector<std::string> ignore, std::uint64_t seed, bool refit, bool sensitivity,
-                       std::vector<std::size_t> groups, bool sequential, bool residual_target, double refit_ridge) {
+                       std::vector<std::size_t> groups, bool sequential, bool residual_target, double refit_ridge,
+                       std::string budget) {
              prune_settings s;
              s.ratio = ratio;
              s.criterion = std::move(criterion);
@@ -98,13 +100,14 @@ void bind_prune(py::module_& m) {
              s.sequential = sequential;
              s.residual_target = residual_target;
              s.refit_ridge = refit_ridge;
+             s.budget = std::move(budget);
              return s;
            }),
            py::arg("ratio") = 0.3, py::arg("criterion") = "l1", py::arg("reduction") = "mean", py::arg("global_") = false,
            py::arg("max_layer_ratio") = 0.9, py::arg("round_to") = 8, py::arg("ignore") = std::vector<std::string>{},
            py::arg("seed") = 0, py::arg("refit") = true, py::arg("sensitivity") = false,
            py::arg("groups") = std::vector<std::size_t>{}, py::arg("sequential") = false, py::arg("residual_target") = false,
-           py::arg("refit_ridge") = 1e-4);
+           py::arg("refit_ridge") = 1e-4, py::arg("budget") = "weights");
   m.def("prune", &prune_model, py::arg("model"), py::arg("settings"), py::arg("batches") = py::none(),
         "Structured channel pruning: (model, report), the report `inferopt prune --report` writes.");
   m.def("prunable_groups", &prunable_groups, py::arg("model"), py::arg("settings"),

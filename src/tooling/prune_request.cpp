@@ -28,6 +28,9 @@ prune::prune_options prune_options_of(const prune_request& r, std::string_view o
   options.refit_options.residual_target = r.residual_target;
   options.refit_options.solve.relative_ridge = r.refit_ridge;
   if (r.sensitivity) options.sensitivity.emplace();
+  const auto budget = prune::parse_budget(r.budget);
+  if (!budget) throw error(errc::invalid_argument, prefix + "budget must be weights or macs, not '" + r.budget + "'");
+  options.budget = *budget;
   return options;
 }
 

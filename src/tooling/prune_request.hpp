@@ -26,6 +26,7 @@ struct prune_request {
   bool residual_target = false;  ///< sequential, towards the original output (implies sequential)
   double refit_ridge = 1e-4;     ///< relative to the mean input energy
   bool sensitivity = false;
+  std::string budget = "weights";  ///< what a weighed --ratio is a share of: weights or macs
 };
 
 /// The library's options. Errors name the option as `<option_prefix>criterion` (the CLI

@@ -220,6 +220,8 @@ nlohmann::json to_json(const prune::prune_summary& s) {
           {"cut_sites", s.applied.cut_sites},
           {"params", {{"before", s.params_before}, {"after", s.params_after}}},
           {"macs", {{"before", s.macs_before}, {"after", s.macs_after}}},
+          {"budget_macs", s.budget_macs_before ? nlohmann::json{{"before", *s.budget_macs_before}, {"after", *s.budget_macs_after}}
+                                               : nlohmann::json(nullptr)},
           {"layers", layers},
           {"groups_changed", groups_json(s)},
           {"sensitivity", to_json(s.sensitivity)},

@@ -94,6 +94,9 @@ TEST_CASE("prune rejects bad options with one error line and writes nothing", "[
       {"--latency-threads", "0", "--latency-threads must be in [1, 256]"},
       {"--latency-rounds", "0", "--latency-rounds must be in [1, 1000]"},
       {"--refit-ridge", "-1", "--refit-ridge must be a number >= 0"},
+      {"--budget", "flops", "--budget must be weights or macs"},
+      {"--budget", "macs", "a multiply-add budget weighs calibrated channel scores"},
+      {"--latency-seq-len", "32", "--latency-seq-len pads calibration text"},
   }));
   process_result r = run_cli({"prune", model.string(), "-o", out.string(), flag, value});
   CAPTURE(flag, r.err);
@@ -160,6 +163,30 @@ TEST_CASE("prune --target-speedup reports the latency table, its attempts and ke
     CHECK(g["importance_removed"].get<double>() <= 1.0);
     CHECK(g["units_removed"].get<int>() < g["units_before"].get<int>());
   }
+}
+
+TEST_CASE("prune --budget macs removes that share of the multiply-adds at the padded length, attention included", "[cli][prune]") {
+  scratch dir("prune_mac_budget");
+  const text_encoder_case text = text_encoder(dir.path(), "The quick brown fox jumps over the lazy dog.\nA smaller model runs faster.\n");
+  const auto prune = [&](const std::string& name, const std::vector<std::string>& extra) {
+    const fs::path out = dir / (name + ".onnx"), report = dir / (name + ".json");
+    process_result r = run_cli(joined(joined({"prune", text.model.string(), "-o", out.string(), "--criterion", "energy", "--global",
+                                              "--ratio", "0.3", "--round-to", "1", "--report", report.string()},
+                                             text.calibration),
+                                      extra));
+    CAPTURE(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    return std::pair{r.out, json::parse(read_bytes(report))};
+  };
+  const auto [out, j] = prune("macs", {"--budget", "macs", "--latency-seq-len", "64"});
+  CHECK_THAT(out, Contains("MACs at the budget's batch"));
+  CHECK(j["budget"] == "macs");
+  const double kept = j["budget_macs"]["after"].get<double>() / j["budget_macs"]["before"].get<double>();
+  CHECK(kept <= 0.72);
+  CHECK(kept >= 0.65);
+  // At 64 tokens the attention products are part of the count: more than the weights' per token.
+  CHECK(j["budget_macs"]["before"].get<double>() > 64.0 * j["macs"]["before"].get<double>());
+  CHECK(prune("weights", {}).second["budget_macs"].is_null());
 }
 
 TEST_CASE("prune --sequential refits each reader on the pruned model's activations", "[cli][prune]") {

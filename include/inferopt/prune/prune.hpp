@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inferopt/ir/model.hpp"
@@ -19,6 +20,11 @@
 
 namespace inferopt::prune {
 
+enum class budget_measure { weights, macs };
+
+/// "weights" or "macs"; nullopt for another name.
+[[nodiscard]] std::optional<budget_measure> parse_budget(std::string_view name);
+
 struct prune_options {
   channel_analysis_options analysis;
   importance_options importance;
@@ -31,6 +37,13 @@ struct prune_options {
   /// With calibration batches: share the budget out between groups by their measured
   /// end-to-end sensitivity (group_sensitivity.hpp) instead of by ranking units globally.
   std::optional<sensitivity_options> sensitivity;
+  /// What `selection.ratio` is a share of where units are weighed by cost (calibrated scores
+  /// with `selection.global`, or a sensitivity allocation): the prunable units' weights, or
+  /// their multiply-adds at the shapes of `budget_feeds` (mac_budget.hpp). Layers whose
+  /// channels all stay (a residual stream's) are in neither.
+  budget_measure budget = budget_measure::weights;
+  /// For `budget_measure::macs`; empty: the calibration batch with the most elements.
+  runtime::tensor_map budget_feeds;
 };
 
 /// Size and cost of one layer with weights (Conv, ConvTranspose, Gemm, MatMul, ...).
@@ -77,6 +90,10 @@ struct prune_summary {
   std::vector<group_sensitivity> sensitivity;
   /// With a latency target: the table, the attempts, predicted and measured speedup.
   std::optional<latency_report> latency;
+  /// With `budget_measure::macs`: every node's multiply-adds at the budget's batch, the
+  /// products of two computed tensors included (`macs_*` count only layers with weights,
+  /// per sample).
+  std::optional<std::int64_t> budget_macs_before, budget_macs_after;
 };
 
 /// The layers of `m` with their costs; shapes are inferred on a copy, `m` is not touched.
@@ -86,6 +103,11 @@ struct prune_summary {
 /// (TorchScript shares equal biases that way) are read directly, Constant nodes and what
 /// computes from constants alone are folded into initializers, and shapes are inferred.
 void prepare_for_analysis(ir::model& m);
+
+/// @throws error(errc::invalid_argument) for a multiply-add budget that nothing would weigh
+///         units by: without a calibrated criterion in global selection or a sensitivity
+///         allocation, or with a latency target (which budgets in milliseconds).
+void check_budget(const prune_options& options);
 
 /// Prunes `m` in place. Identity nodes over constants are removed first (ir::forward_constant),
 /// and shapes are inferred (the analysis needs both), and again after. With `calibration`

@@ -157,6 +157,22 @@ def test_prune_on_batches_refits_and_recalibrates_like_the_cli(cli, corpus, tmp_
     assert report["refits"] is not None
 
 
+def test_prune_to_a_multiply_add_budget_matches_the_cli(cli, corpus, tmp_path):
+    model = inferopt.load(corpus / "resnet_ts.onnx")
+    batches = [random_feeds(inferopt.Session(model, threads=1), seed=k) for k in range(2)]
+    out = tmp_path / "pm.onnx"
+    report_path = tmp_path / "pm.json"
+    run_cli(cli, "prune", corpus / "resnet_ts.onnx", "-o", out, "--ratio", "0.3", "--criterion", "energy", "--global",
+            "--budget", "macs", "--calib-dir", write_batches(batches, tmp_path / "calib"), "--report", report_path)
+    pruned, report = inferopt.prune(model, ratio=0.3, criterion="energy", batches=batches, global_ranking=True,
+                                    budget="macs")
+    assert pruned.to_bytes() == out.read_bytes()
+    assert report["budget"] == "macs"
+    assert report["budget_macs"] == json.loads(report_path.read_text())["budget_macs"]
+    # The ratio is a share of what the prunable channels take; the residual stream's stay.
+    assert report["budget_macs"]["after"] < 0.95 * report["budget_macs"]["before"]
+
+
 def test_prune_matches_the_cli(cli, corpus, tmp_path):
     out = tmp_path / "p.onnx"
     report_path = tmp_path / "p.json"

@@ -62,3 +62,5 @@ def test_bad_calibration_arguments(corpus):
         inferopt.merge_calibration_states([b"IOCALIB1 truncated"])
     with pytest.raises(inferopt.InvalidArgumentError, match="criterion"):
         inferopt.prune(model, criterion="biggest")
+    with pytest.raises(inferopt.InvalidArgumentError, match="budget"):
+        inferopt.prune(model, budget="flops")
