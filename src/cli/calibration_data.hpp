@@ -59,9 +59,9 @@ void check_calibration_sources(const calibration_sources& s);
 /// Reads the batches (none when no source is given).
 [[nodiscard]] calibration_data read_calibration(const calibration_sources& s, const ir::model& original);
 
-/// The batch a latency target is timed on, and a multiply-add budget counted at: with `seq_len` and calibration text, the first
-/// sentence padded to that length (a length users serve at, not the sentence's own); else
-/// the calibration batch with the most elements. @throws error(errc::invalid_argument) for
+/// The batch a latency target is timed on, and a multiply-add budget counted at: with
+/// `seq_len` and calibration text, the first sentence padded to that length (a length users
+/// serve at, not the sentence's own); else the calibration batch with the most elements. @throws error(errc::invalid_argument) for
 /// a length without text.
 [[nodiscard]] runtime::tensor_map latency_batch(const calibration_sources& s, const calibration_data& d,
                                                 const ir::model& original, const latency_sources& l);

@@ -44,17 +44,17 @@ std::map<std::string, double> node_macs_at(const ir::model& m, const runtime::te
   return out;
 }
 
-std::int64_t total_macs_at(const ir::model& m, const runtime::tensor_map& feeds) {
-  const auto macs = node_macs_at(m, feeds);
-  return std::accumulate(macs.begin(), macs.end(), std::int64_t{0},
+std::int64_t total_macs(const std::map<std::string, double>& node_macs) {
+  return std::accumulate(node_macs.begin(), node_macs.end(), std::int64_t{0},
                          [](std::int64_t sum, const auto& entry) { return sum + static_cast<std::int64_t>(entry.second); });
 }
 
-std::vector<std::vector<double>> unit_mac_costs(const ir::model& m, const channel_analysis& a, const runtime::tensor_map& feeds) {
+std::int64_t total_macs_at(const ir::model& m, const runtime::tensor_map& feeds) { return total_macs(node_macs_at(m, feeds)); }
+
+std::vector<std::vector<double>> unit_mac_costs(const channel_analysis& a, const std::map<std::string, double>& node_macs) {
   // The latency table's attribution with multiply-adds in place of milliseconds: run_ms,
   // the time outside the nodes, has no counterpart and stays 0.
-  const node_timing macs{node_macs_at(m, feeds), 0.0};
-  return latency_model(a, macs).unit_costs();
+  return latency_model(a, node_timing{node_macs, 0.0}).unit_costs();
 }
 
 }  // namespace inferopt::prune

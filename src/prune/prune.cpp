@@ -45,9 +45,10 @@ std::vector<group_change> changed_groups(const channel_analysis& a, const prunin
 }
 
 /// The plan: by latency target, else by ratio; groups shared out by sensitivity when measured.
+/// `budget_node_macs`: node_macs_at the budget's batch, with a multiply-add budget.
 pruning_plan choose_plan(const ir::model& m, const channel_analysis& a, const std::vector<std::vector<double>>& scores,
                          bool calibrated, const prune_options& options, std::span<const runtime::tensor_map> calibration,
-                         prune_summary& s) {
+                         const std::map<std::string, double>& budget_node_macs, prune_summary& s) {
   if (options.latency.speedup > 0.0) {
     latency_target target = options.latency;
     if (target.feeds.empty() && !calibration.empty()) target.feeds = largest_batch(calibration);
@@ -57,7 +58,7 @@ pruning_plan choose_plan(const ir::model& m, const channel_analysis& a, const st
   }
   selection_options selection = options.selection;
   if (((calibrated && selection.global) || options.sensitivity) && selection.unit_costs.empty()) {
-    selection.unit_costs = options.budget == budget_measure::macs ? unit_mac_costs(m, a, options.budget_feeds)
+    selection.unit_costs = options.budget == budget_measure::macs ? unit_mac_costs(a, budget_node_macs)
                                                                    : unit_weight_counts(m, a);
   }
   if (options.sensitivity) {
@@ -192,7 +193,11 @@ prune_summary prune_model(ir::model& m, const prune_options& given, std::span<co
   const prune_options options = with_budget_feeds(given, calibration);
   prepare_for_analysis(m);
   prune_summary s;
-  if (options.budget == budget_measure::macs) s.budget_macs_before = total_macs_at(m, options.budget_feeds);
+  std::map<std::string, double> budget_node_macs;
+  if (options.budget == budget_measure::macs) {
+    budget_node_macs = node_macs_at(m, options.budget_feeds);
+    s.budget_macs_before = total_macs(budget_node_macs);
+  }
   const std::vector<layer_cost> before = layer_costs(m);
   const channel_analysis a = analyze_channels(m, options.analysis);
   for (const channel_group& g : a.groups) {
@@ -205,7 +210,7 @@ prune_summary prune_model(ir::model& m, const prune_options& given, std::span<co
   const bool calibrated = needs_calibration(options.importance.criterion);
   const auto scores = importance_of(m, a, options, calibration);
   if (options.sensitivity) s.sensitivity = sweep(m, a, scores, options, *options.sensitivity, calibration);
-  const pruning_plan plan = choose_plan(m, a, scores, calibrated, options, calibration, s);
+  const pruning_plan plan = choose_plan(m, a, scores, calibrated, options, calibration, budget_node_macs, s);
   s.removed_units = plan.removed_units();
   s.changed_groups = changed_groups(a, plan, scores, s.latency ? s.latency->unit_ms : std::vector<std::vector<double>>{});
   add_cosine_drops(a, s.sensitivity, s.changed_groups);

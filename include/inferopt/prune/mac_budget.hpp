@@ -28,14 +28,17 @@ namespace inferopt::prune {
 /// ir::node::label(); nodes whose shapes stay unknown are left out.
 [[nodiscard]] std::map<std::string, double> node_macs_at(const ir::model& m, const runtime::tensor_map& feeds);
 
-/// The sum of node_macs_at.
+/// The sum of a node_macs_at table.
+[[nodiscard]] std::int64_t total_macs(const std::map<std::string, double>& node_macs);
+
+/// total_macs(node_macs_at(m, feeds)).
 [[nodiscard]] std::int64_t total_macs_at(const ir::model& m, const runtime::tensor_map& feeds);
 
-/// `[g][u]`: the multiply-adds at `feeds` that removing unit u of prunable group g saves (0
-/// for pinned groups). A node's count scales with the kept share of every group whose
-/// channels it touches, as the latency table takes a node's time to (latency_model.hpp).
-/// `m` must be the model `a` was computed on.
-[[nodiscard]] std::vector<std::vector<double>> unit_mac_costs(const ir::model& m, const channel_analysis& a,
-                                                              const runtime::tensor_map& feeds);
+/// `[g][u]`: the multiply-adds of `node_macs` (node_macs_at of the model `a` was computed
+/// on) that removing unit u of prunable group g saves (0 for pinned groups). A node's count
+/// scales with the kept share of every group whose channels it touches, as the latency
+/// table takes a node's time to (latency_model.hpp).
+[[nodiscard]] std::vector<std::vector<double>> unit_mac_costs(const channel_analysis& a,
+                                                              const std::map<std::string, double>& node_macs);
 
 }  // namespace inferopt::prune
