@@ -83,7 +83,8 @@ def optimize(model: Model, level: Optional[int] = None, pipeline: Optional[str] 
 def fp16(model: Model, keep_io_types: bool = True, block_ops: Sequence[str] = (),
          block_nodes: Sequence[str] = ()) -> Tuple[Model, Report]: ...
 class _CalibratedBlocks:
-    def __init__(self, allocate: bool = True, sequential: bool = False, chunk_rows: int = 128) -> None: ...
+    def __init__(self, allocate: bool = True, sequential: bool = False, chunk_rows: int = 128,
+                 residual_target: bool = False) -> None: ...
 
 def sparsify(model: Model, sparsity: float = 0.75, block: str = "16x16", min_size: int = 65536, norm: str = "l2",
              dry_run: bool = False, batches: Batches = None,

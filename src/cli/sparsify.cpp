@@ -40,6 +40,7 @@ struct sparsify_cli_options {
   std::int64_t chunk_rows = 128;
   bool uniform = false;
   bool sequential = false;
+  bool residual_target = false;  // implies sequential
   bool dry_run = false;
   latency_sources latency;
   double max_cosine_drop = 0.0;
@@ -177,7 +178,8 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
   options.sparsity = settings.sparsity;
   options.chunk_rows = o.chunk_rows;
   options.allocate = !o.uniform;
-  options.sequential = o.sequential;
+  options.sequential = o.sequential || o.residual_target;
+  options.residual_target = o.residual_target;
   options.saving_ms = budget.saving_ms;
   const auto baseline = sparse::dense_baseline_from(runtime::dense_gemm_isa());
   options.time_fraction = [baseline](double s) { return 1.0 / sparse::predicted_speedup(s, baseline); };
@@ -201,7 +203,8 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
         << std::setw(10) << percent_text(s) << (l.bias_updated ? "updated" : "none") << "\n";
     if (budget.layer_ms.count(l.node)) rows[i]["dense_ms"] = budget.layer_ms.at(l.node);
   }
-  report = {{"batches", data.calibration.size()}, {"chunk_rows", o.chunk_rows}, {"allocated", !o.uniform}, {"sequential", o.sequential}, {"layers", rows}};
+  report = {{"batches", data.calibration.size()}, {"chunk_rows", o.chunk_rows}, {"allocated", !o.uniform}, {"sequential", options.sequential},
+            {"residual_target", o.residual_target}, {"layers", rows}};
   return sparsity;
 }
 
@@ -348,6 +351,9 @@ void check_sparsify_arguments(const sparsify_cli_options& o) {
     throw error(errc::invalid_argument, "--target-speedup and --max-cosine-drop measure the sparsified model: give calibration data, not --criterion magnitude or --dry-run");
   }
   if (target != 0.0 && o.uniform) throw error(errc::invalid_argument, "--target-speedup allocates sparsity per layer: not with --uniform");
+  if ((o.sequential || o.residual_target) && (!o.data.given() || o.criterion == "magnitude")) {
+    throw error(errc::invalid_argument, "--sequential and --residual-target refit on calibration data: give --calib-dir or --calib-text, not --criterion magnitude");
+  }
 }
 
 int run_sparsify(const sparsify_cli_options& o) {
@@ -408,6 +414,8 @@ void declare_sparsify(CLI::App& sub, sparsify_cli_options& o) {
                "With calibration data: the same sparsity in every layer (default: per layer, where the measured output error grows least, --sparsity of the weights overall)");
   sub.add_flag("--sequential", o.sequential,
                "With calibration data: layer after layer, each on the activations the sparsified layers before it produce, towards the original outputs");
+  sub.add_flag("--residual-target", o.residual_target,
+               "Sequential, towards the original residual sum where a layer's output is added to one, so each layer also makes up for the error the stream carries (implies --sequential)");
   declare_latency_options(sub, o.latency,
                           "With calibration data: allocate sparsity per layer to reach this speedup, measured in the executor (a per-layer latency table, corrected by measurement)");
   sub.add_option("--max-cosine-drop", o.max_cosine_drop,

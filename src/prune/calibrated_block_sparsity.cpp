@@ -133,6 +133,22 @@ layer_objective unchanged_input_objective(const input_gram& gram, const rows_mat
   return o;
 }
 
+/// The objective of a layer whose input has changed (X' against X), from their paired moments;
+/// with a residual R' in them, towards X W + b + R (R - R' joins the target).
+layer_objective changed_input_objective(const paired_moments& p, const rows_matrix& w) {
+  const Eigen::Index d = w.rows();
+  layer_objective o;
+  o.seen = p.seen.topLeftCorner(d, d);
+  o.target = p.cross.topLeftCorner(d, d) * w;
+  o.energy = (w.array() * (p.original.topLeftCorner(d, d) * w).array()).sum();
+  if (p.seen_delta.size() != 0) {
+    if (p.seen_delta.cols() != w.cols()) throw error(errc::invalid_argument, "block sparsity: a residual is not as wide as the layer's output");
+    o.target += p.seen_delta.topRows(d);
+    o.energy += 2.0 * (w.array() * p.original_delta.topRows(d).array()).sum() + p.delta_energy;
+  }
+  return o;
+}
+
 /// One layer's problem, prepared once (the factorisation costs D^3) and solved at any sparsity
 /// (D^2 N each). With `refit_start` the blocks are removed from the least-squares optimum for
 /// the objective (the input has changed) instead of from the layer's own weights.
@@ -263,21 +279,22 @@ void sparsify_in_sequence(ir::model& m, const std::vector<block_job>& jobs, cons
                           std::span<const runtime::tensor_map> batches, const block_sparsity_options& options, Done done) {
   const ir::model original = m.clone();
   std::vector<bool> finished(jobs.size(), false);
+  const auto residual_of = [&](const block_job& j) -> const ir::value* {
+    return options.residual_target ? residual_addend(j.bias ? *j.bias->owner : *j.node, m.ir_version) : nullptr;
+  };
   for (std::size_t first = 0; first < jobs.size(); ++first) {
     if (finished[first]) continue;
     const ir::value* input = jobs[first].node->input(0);
-    const paired_moments p = gather_paired(original, m, input->name(), jobs[first].k, jobs[first].k, batches);
+    const ir::value* residual = residual_of(jobs[first]);
+    const paired_moments p = gather_paired(original, m, input->name(), jobs[first].k, jobs[first].k, batches,
+                                           residual ? residual->name() : std::string());
     for (std::size_t i = first; i < jobs.size(); ++i) {
-      if (finished[i] || jobs[i].node->input(0) != input) continue;
+      if (finished[i] || jobs[i].node->input(0) != input || residual_of(jobs[i]) != residual) continue;
       std::int64_t outputs = 0;
       const std::vector<float> weight = weight_rows(*jobs[i].node, jobs[i].transposed, m.ir_version, outputs);
       const std::vector<float> bias = jobs[i].bias ? bias_values(*jobs[i].bias, m.ir_version) : std::vector<float>{};
       rows_matrix w = augmented_weight(weight, bias, jobs[i].k, outputs);
-      const Eigen::Index d = w.rows();
-      layer_objective objective;
-      objective.seen = p.seen.topLeftCorner(d, d);
-      objective.target = p.cross.topLeftCorner(d, d) * w;
-      objective.energy = (w.array() * (p.original.topLeftCorner(d, d) * w).array()).sum();
+      layer_objective objective = changed_input_objective(p, w);
       done(i, block_solver(std::move(objective), std::move(w), true, jobs[i].k, options).solve(sparsity[i]));
       finished[i] = true;
     }

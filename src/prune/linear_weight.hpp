@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,33 @@ inline std::optional<bias_site> find_bias(ir::node& n, std::int64_t outputs, std
   if (!add || !add->is("Add") || add->inputs().size() != 2) return std::nullopt;
   const std::size_t other = add->input(0) == n.output(0) ? 1 : 0;
   return is_bias(add->input(other)) ? std::optional<bias_site>(bias_site{add, other}) : std::nullopt;
+}
+
+/// Whether `v` is computed from a graph input, not from constants alone (a bias an exporter
+/// shares through an Identity is not).
+inline bool computed_from_data(const ir::value* v, std::int64_t ir_version) {
+  std::vector<const ir::value*> todo{v};
+  std::set<const ir::value*> seen;
+  while (!todo.empty()) {
+    const ir::value* x = todo.back();
+    todo.pop_back();
+    if (!x || !seen.insert(x).second || ir::is_constant(*x, ir_version)) continue;
+    if (x->is_graph_input()) return true;
+    if (const ir::node* p = x->producer()) todo.insert(todo.end(), p->inputs().begin(), p->inputs().end());
+  }
+  return false;
+}
+
+/// The value a layer's output (after its bias; `last` is the node that adds it, or the layer
+/// itself) is added to, when that sum is its only use: the residual stream, whose error in a
+/// changed model a refit can make up for too. Null otherwise.
+inline const ir::value* residual_addend(const ir::node& last, std::int64_t ir_version) {
+  const ir::value* y = last.output(0);
+  if (!y || y->uses().size() != 1) return nullptr;
+  const ir::use& u = y->uses().front();
+  if (!u.user->is("Add") || u.user->inputs().size() != 2) return nullptr;
+  const ir::value* other = u.user->input(1 - u.input_index);
+  return other && computed_from_data(other, ir_version) ? other : nullptr;
 }
 
 /// The bias's values, as floats.

@@ -75,6 +75,7 @@ inline paired_moments gather_paired(const ir::model& original, const ir::model& 
     const auto capture = [&](runtime::session& s, std::int64_t features) {
       captured.clear();
       if (const auto it = feed.find(name); it != feed.end()) captured = it->second.to_float();  // a graph input
+      if (const auto it = feed.find(residual); !residual.empty() && it != feed.end()) residual_values = it->second.to_float();
       (void)s.run(feed);
       if (captured.empty() || captured.size() % static_cast<std::size_t>(features) != 0) {
         throw error(errc::invalid_argument, "calibration activation '" + name + "' does not have the analysed shape");

@@ -111,18 +111,6 @@ double squared_error(const paired_moments& p, const rows_matrix& target, double 
   return std::max(0.0, energy - 2.0 * (w.array() * target.array()).sum() + (w.array() * (p.seen * w).array()).sum());
 }
 
-/// The value a reader's output (after its bias) is added to, when that sum is its only use: the
-/// residual stream, whose error in the cut model the refit can make up for too.
-const ir::value* residual_of(const planned_refit& r) {
-  const ir::node* last = r.bias_owner ? r.bias_owner : r.node;
-  const ir::value* y = last->output(0);
-  if (!y || y->uses().size() != 1) return nullptr;
-  const ir::use& u = y->uses().front();
-  if (!u.user->is("Add") || u.user->inputs().size() != 2) return nullptr;
-  const ir::value* other = u.user->input(1 - u.input_index);
-  return other && !other->is_constant() ? other : nullptr;
-}
-
 /// Solves one job on the moments of its input in the cut model against the uncut one.
 void solve_on_changed_input(refit_job& job, const paired_moments& p, const std::vector<float>& bias, const refit_options& solve) {
   const auto k = static_cast<std::int64_t>(job.weight.size()) / job.outputs;
@@ -135,6 +123,7 @@ void solve_on_changed_input(refit_job& job, const paired_moments& p, const std::
   rows_matrix target = p.cross * w;
   double energy = (w.array() * (p.original * w).array()).sum();
   if (p.seen_delta.size() != 0) {
+    if (p.seen_delta.cols() != job.outputs) throw error(errc::invalid_argument, "refit: a residual is not as wide as the layer's output");
     // Towards the original residual sum: X W + b + R - R'.
     target += p.seen_delta;
     energy += 2.0 * (w.array() * p.original_delta.array()).sum() + p.delta_energy;
@@ -172,7 +161,7 @@ std::vector<reader_refit> cut_and_refit_in_sequence(ir::model& m, const channel_
     refit_job& job = jobs[i];
     if (!job.result.report.skipped_because.empty()) continue;
     const auto k = static_cast<std::int64_t>(job.reader->site->layout.size());
-    const ir::value* residual = options.residual_target ? residual_of(job.result) : nullptr;
+    const ir::value* residual = options.residual_target ? residual_addend(job.result.bias_owner ? *job.result.bias_owner : *job.result.node, m.ir_version) : nullptr;
     const paired_moments p = gather_paired(original, m, job.result.node->input(0)->name(),
                                            static_cast<std::int64_t>(job.kept.size()), k, batches,
                                            residual ? residual->name() : std::string());

@@ -42,6 +42,7 @@ struct calibrated_settings {
   bool allocate = true;
   bool sequential = false;
   std::int64_t chunk_rows = 128;
+  bool residual_target = false;  ///< towards the original residual sums (with sequential)
 };
 
 /// Chooses the blocks of every product the plan rewrites on `data` and updates the kept
@@ -60,13 +61,14 @@ std::map<std::string, double> calibrate_blocks(ir::model& m, const sparse::spars
   options.sparsity = settings.sparsity;
   options.chunk_rows = c.chunk_rows;
   options.allocate = c.allocate;
-  options.sequential = c.sequential;
+  options.sequential = c.sequential || c.residual_target;
+  options.residual_target = c.residual_target;
   const std::vector<prune::block_sparsity_layer> done = prune::apply_calibrated_block_sparsity(m, layers, data, options);
   std::map<std::string, double> sparsity;
   for (const auto& l : done) {
     sparsity[l.node] = static_cast<double>(l.result.blocks_removed) / static_cast<double>(std::max<std::int64_t>(l.result.blocks_total, 1));
   }
-  section = {{"batches", data.size()}, {"chunk_rows", c.chunk_rows}, {"allocated", c.allocate}, {"sequential", c.sequential},
+  section = {{"batches", data.size()}, {"chunk_rows", c.chunk_rows}, {"allocated", c.allocate}, {"sequential", options.sequential}, {"residual_target", c.residual_target},
              {"layers", tooling::to_json(done)}};
   return sparsity;
 }
@@ -152,10 +154,10 @@ py::object block_sensitivity(const ir::model& m, const py::object& batches, std:
 
 void bind_sparsify(py::module_& m) {
   py::class_<calibrated_settings>(m, "_CalibratedBlocks")
-      .def(py::init([](bool allocate, bool sequential, std::int64_t chunk_rows) {
-             return calibrated_settings{allocate, sequential, chunk_rows};
+      .def(py::init([](bool allocate, bool sequential, std::int64_t chunk_rows, bool residual_target) {
+             return calibrated_settings{allocate, sequential, chunk_rows, residual_target};
            }),
-           py::arg("allocate") = true, py::arg("sequential") = false, py::arg("chunk_rows") = 128);
+           py::arg("allocate") = true, py::arg("sequential") = false, py::arg("chunk_rows") = 128, py::arg("residual_target") = false);
   m.def("sparsify", &sparsify, py::arg("model"), py::arg("sparsity") = 0.75, py::arg("block") = "16x16",
         py::arg("min_size") = 65536, py::arg("norm") = "l2", py::arg("dry_run") = false, py::arg("batches") = py::none(),
         py::arg("calibrated") = calibrated_settings{},

@@ -105,6 +105,8 @@ TEST_CASE("sparsify refuses bad options in one line and writes nothing", "[cli][
       {{"--target-speedup", "1.5", "--max-cosine-drop", "0.1"}, "give --target-speedup or --max-cosine-drop, not both"},
       {{"--max-cosine-drop", "0.05"}, "--target-speedup and --max-cosine-drop measure the sparsified model"},
       {{"--latency-rounds", "0"}, "--latency-rounds must be in [1, 1000]"},
+      {{"--sequential"}, "--sequential and --residual-target refit on calibration data"},
+      {{"--residual-target", "--calib-dir", "d", "--criterion", "magnitude"}, "--sequential and --residual-target refit on calibration data"},
   }));
   std::vector<std::string> argv{"sparsify", model.string(), "-o", out.string()};
   argv.insert(argv.end(), args.begin(), args.end());

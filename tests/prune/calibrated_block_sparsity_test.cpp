@@ -166,6 +166,18 @@ ir::model two_layer_mlp() {
   });
 }
 
+/// Two residual blocks, r = x + L2(relu(L1(x))), y = r + L4(relu(L3(r))), each L a MatMul
+/// [64, 64] + bias: L2's and L4's outputs are only added to the residual stream.
+ir::model residual_mlp() {
+  return test::build_model({32, 64}, [](ir::graph_builder& g, ir::value* x) {
+    const auto linear = [&](ir::value* in, std::int64_t k, std::int64_t n, const std::string& name) {
+      return g.add(g.matmul(in, g.random_constant("w" + name, {k, n}, 0.3f)), g.random_constant("b" + name, {n}, 0.2f));
+    };
+    ir::value* r = g.add(x, linear(g.relu(linear(x, 64, 64, "1")), 64, 64, "2"));
+    return g.add(r, linear(g.relu(linear(r, 64, 256, "3")), 256, 64, "4"));
+  });
+}
+
 /// sum || y' - y ||^2 / sum || y ||^2 of the first output over `feeds`.
 double output_error(const ir::model& reference, const ir::model& changed, const std::vector<runtime::tensor_map>& feeds) {
   runtime::session a(reference, {.threads = 1}), b(changed, {.threads = 1});
@@ -287,4 +299,49 @@ TEST_CASE("block-sparsity sensitivity: the allocation's error table, and layers 
   REQUIRE(table.size() == 2);
   CHECK(table[0] == all[0].relative_error);
   CHECK(table[1] == all[1].relative_error);
+}
+
+TEST_CASE("sequential block sparsity towards the residual sum: the last layer aims at the model output, less the stream as changed", "[prune][block-sparsity]") {
+  const ir::model original = residual_mlp();
+  const std::vector<runtime::tensor_map> feeds = seeded_batches(original, 24, 50);
+  prune::block_sparsity_options o;
+  o.sparsity = 0.5;
+  o.block_rows = o.block_cols = 8;
+  o.sequential = true;
+  ir::model sequential = original.clone();
+  const auto plain = prune::apply_calibrated_block_sparsity(sequential, products(sequential), feeds, o);
+  o.residual_target = true;
+  ir::model residual = original.clone();
+  const auto towards_sum = prune::apply_calibrated_block_sparsity(residual, products(residual), feeds, o);
+  REQUIRE(plain.size() == 4);
+  REQUIRE(towards_sum.size() == 4);
+
+  // The first block's stream is the graph input, unchanged: its layers solve the same problem.
+  const auto weight = [](const ir::model& m, std::size_t layer) { return ir::constant_floats(products(m)[layer]->input(1), m.ir_version).value(); };
+  for (std::size_t layer = 0; layer < 3; ++layer) {
+    CAPTURE(layer);
+    CHECK(weight(residual, layer) == weight(sequential, layer));
+  }
+  // The last layer aims at the model's output y: its reported error is the model's, relative to
+  // y - r', the part of y it has to make (r' the stream as the sparsified first block leaves it).
+  std::string stream;  // the last Add's first input: r
+  for (const ir::node* n : residual.graph().nodes()) stream = n->input(0)->name();
+  std::vector<float> stream_changed;
+  runtime::session_options watch{.threads = 1};
+  watch.on_value = [&](std::string_view v, const runtime::tensor& t) {
+    if (v == stream) stream_changed = t.to_float();
+  };
+  runtime::session reference(original, {.threads = 1}), changed(residual, watch);
+  double error = 0.0, aimed = 0.0;
+  for (const auto& f : feeds) {
+    const std::vector<float> y = reference.run(f).begin()->second.to_float(), y2 = changed.run(f).begin()->second.to_float();
+    REQUIRE(stream_changed.size() == y.size());
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      error += (double{y2[i]} - y[i]) * (double{y2[i]} - y[i]);
+      aimed += (double{y[i]} - stream_changed[i]) * (double{y[i]} - stream_changed[i]);
+    }
+  }
+  CHECK(towards_sum[3].result.relative_error == Approx(error / aimed).epsilon(1e-3));
+  CHECK(weight(residual, 3) != weight(sequential, 3));
+  CHECK(towards_sum[3].result.blocks_removed == plain[3].result.blocks_removed);
 }

@@ -58,6 +58,10 @@ struct block_sparsity_options {
   /// updates solve min || X' W' - X W || (SparseGPT's sequential mode, here also correcting the
   /// error that arrives from the layers before). One run of both models per stage.
   bool sequential = false;
+  /// With `sequential`: where a layer's output (after its bias) is only added to another value
+  /// R (the residual stream), aim at the original sum X W + b + R instead of X W + b, so the
+  /// layer also makes up for the error R' carries from the layers changed before it.
+  bool residual_target = false;
 };
 
 struct block_sparsity_result {

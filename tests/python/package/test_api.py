@@ -132,18 +132,20 @@ def test_quantize_excludes_and_smooths_like_the_cli(cli, corpus, tmp_path):
     assert report["smooth_quant"] and all(s["outlier_ratio_after"] <= s["outlier_ratio_before"] for s in report["smooth_quant"])
 
 
-def test_calibrated_sparsify_matches_the_cli(cli, corpus, tmp_path):
+@pytest.mark.parametrize("flags, keywords", [((), {}), (("--residual-target",), {"residual_target": True})])
+def test_calibrated_sparsify_matches_the_cli(cli, corpus, tmp_path, flags, keywords):
     model = inferopt.load(corpus / "bert_ts.onnx")
     batches = token_batches(model, 3)
     out = tmp_path / "c.onnx"
     report_path = tmp_path / "c.json"
     run_cli(cli, "sparsify", corpus / "bert_ts.onnx", "-o", out, "--sparsity", "0.5", "--min-size", "1024", "--calib-dir",
-            write_batches(batches, tmp_path / "calib"), "--report", report_path)
-    sparse, report = inferopt.sparsify(model, sparsity=0.5, min_size=1024, batches=batches)
+            write_batches(batches, tmp_path / "calib"), "--report", report_path, *flags)
+    sparse, report = inferopt.sparsify(model, sparsity=0.5, min_size=1024, batches=batches, **keywords)
     assert sparse.to_bytes() == out.read_bytes()
     cli_report = json.loads(report_path.read_text())
     assert report["criterion"] == cli_report["criterion"] == "obs"
     assert report["calibrated"]["layers"] == cli_report["calibrated"]["layers"]
+    assert report["calibrated"]["residual_target"] == cli_report["calibrated"]["residual_target"] == bool(flags)
 
 
 def test_prune_on_batches_refits_and_recalibrates_like_the_cli(cli, corpus, tmp_path):
