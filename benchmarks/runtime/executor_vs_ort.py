@@ -2,17 +2,21 @@
 """Latency of inferopt's executor against onnxruntime, in one run, alternating.
 
 For each model: `inferopt optimize -O<level>` (default -O3), then for each thread count,
-rounds that alternate `inferopt bench --json --profile` on the optimized file and onnxruntime
+rounds that alternate `inferopt bench --json` on the optimized file and onnxruntime
 (ORT_ENABLE_ALL, sequential execution, the same thread count) on the original file (or the
 optimized one with --ort-on optimized), on the same inputs: float inputs a ramp, integer
 inputs seeded token ids below 100, inputs named *mask* ones; symbolic dims are 1, or --seq
 for the second dim of integer inputs. Prints a Markdown table (P50s, the ratio per thread
-count, the executor's 1 -> 2 thread scaling) and the executor's per-op profile.
+count, the executor's 1 -> 2 thread scaling) and the executor's per-op profile (from one more,
+untimed `bench --profile` call). Each round runs the two in turn, the order flipped every round,
+and the ratio is the median of the rounds' paired ratios. 1-thread runs of both are pinned to
+one core (--pin, default 0).
 
   benchmarks/runtime/executor_vs_ort.py --cli build/bin/inferopt MODEL.onnx [...] --threads 1 2
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -68,10 +72,27 @@ def ort_p50(sess, feeds, iters, warmup):
     return statistics.median(times)
 
 
-def inferopt_bench(cli, path, threads, iters, warmup, input_dir, extra=()):
-    cmd = [cli, "bench", str(path), "--json", "--profile", "--threads", str(threads), "--iters", str(iters),
+def inferopt_bench(cli, path, threads, iters, warmup, input_dir, extra=(), cpu=None):
+    """`inferopt bench --json` (pinned to `cpu` when given); timed runs are never profiled."""
+    pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
+    cmd = [*pin, cli, "bench", str(path), "--json", "--threads", str(threads), "--iters", str(iters),
            "--warmup", str(warmup), "--input-dir", str(input_dir), *extra]
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
+class pinned:
+    """This process (onnxruntime's single-thread runs happen on the calling thread) on `cpu`."""
+
+    def __init__(self, cpu):
+        self.cpu = cpu
+
+    def __enter__(self):
+        self.saved = os.sched_getaffinity(0)
+        if self.cpu is not None:
+            os.sched_setaffinity(0, {self.cpu})
+
+    def __exit__(self, *exc):
+        os.sched_setaffinity(0, self.saved)
 
 
 def write_inputs(feeds, folder):
@@ -81,7 +102,8 @@ def write_inputs(feeds, folder):
 
 
 def measure(args, model, tmp):
-    """{threads: (inferopt P50, onnxruntime P50, inferopt per-op profile, P50 with --variant or None)}."""
+    """{threads: (inferopt P50, onnxruntime P50, inferopt per-op profile, --variant's ratio or None, ratio)}:
+    P50s are medians over rounds, ratios medians of each round's paired ratio."""
     opt = tmp / (model.stem + f".O{args.level}.onnx")
     subprocess.run([args.cli, "optimize", str(model), "-o", str(opt), f"-O{args.level}"], check=True,
                    capture_output=True)
@@ -90,18 +112,30 @@ def measure(args, model, tmp):
     write_inputs(feeds, input_dir)
     result = {}
     for threads in args.threads:
+        # One thread pinned to one core for both runtimes: the vCPUs of a shared VM run at
+        # different speeds, and each process would otherwise land on either.
+        cpu = args.pin if threads == 1 else None
         sess = ort_session(opt if args.ort_on == "optimized" else model, threads)
-        ours, theirs, variant, profile = [], [], [], {}
-        for _ in range(args.rounds):
-            j = inferopt_bench(args.cli, opt, threads, args.iters, args.warmup, input_dir)
-            ours.append(j["p50_ms"])
-            profile = j.get("profile_ms", {})
-            theirs.append(ort_p50(sess, feeds, args.iters, args.warmup))
+        ours, theirs, variant, ratios = [], [], [], []
+        for r in range(args.rounds):
+            def run_ours():
+                ours.append(inferopt_bench(args.cli, opt, threads, args.iters, args.warmup, input_dir, cpu=cpu)["p50_ms"])
+
+            def run_theirs():
+                with pinned(cpu):
+                    theirs.append(ort_p50(sess, feeds, args.iters, args.warmup))
+
+            # Each round's pair in turn order, so that neither runtime always runs first.
+            for run in ((run_ours, run_theirs) if r % 2 == 0 else (run_theirs, run_ours)):
+                run()
+            ratios.append(ours[-1] / theirs[-1])
             if args.variant:
                 variant.append(inferopt_bench(args.cli, opt, threads, args.iters, args.warmup, input_dir,
-                                              args.variant.split())["p50_ms"])
+                                              args.variant.split(), cpu=cpu)["p50_ms"] / theirs[-1])
+        profile = {} if args.no_profile else inferopt_bench(args.cli, opt, threads, args.iters, args.warmup, input_dir,
+                                                             ["--profile"], cpu=cpu).get("profile_ms", {})
         result[threads] = (statistics.median(ours), statistics.median(theirs), profile,
-                           statistics.median(variant) if variant else None)
+                           statistics.median(variant) if variant else None, statistics.median(ratios))
     return result
 
 
@@ -117,10 +151,14 @@ def main():
     ap.add_argument("--ort-on", default="original", choices=["original", "optimized"])
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--variant", default="", help="bench flags of a third candidate in every round, e.g. --no-winograd")
+    ap.add_argument("--pin", type=int, default=0,
+                    help="core both runtimes' 1-thread runs are pinned to (-1: not pinned)")
     ap.add_argument("models", nargs="+", type=Path)
     args = ap.parse_args()
+    args.pin = None if args.pin < 0 else args.pin
     print(f"onnxruntime {ort.__version__} on the {args.ort_on} model, inferopt on -O{args.level}; "
-          f"{args.rounds} rounds x {args.iters} runs, alternating\n")
+          f"{args.rounds} rounds x {args.iters} runs, alternating (each round's order flipped); ratio: median of the "
+          f"rounds' paired ratios; 1 thread {'on core ' + str(args.pin) if args.pin is not None else 'unpinned'}\n")
     extra = f" | {{t}} thr ratio with {args.variant}" if args.variant else ""
     head = " | ".join(f"{t} thr inferopt ms | {t} thr ORT ms | {t} thr ratio" + extra.format(t=t) for t in args.threads)
     print(f"| model | {head} | inferopt {args.threads[0]}->{args.threads[-1]} thr scaling |")
@@ -129,8 +167,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             result = measure(args, model, Path(tmp))
-            cells = " | ".join(f"{a:.2f} | {b:.2f} | **{a / b:.2f}**" + (f" | {v / b:.2f}" if v else "")
-                               for a, b, _, v in result.values())
+            cells = " | ".join(f"{a:.2f} | {b:.2f} | **{q:.2f}**" + (f" | {v:.2f}" if v else "")
+                               for a, b, _, v, q in result.values())
             first, last = result[args.threads[0]][0], result[args.threads[-1]][0]
             print(f"| {model.stem} | {cells} | {first / last:.2f}x |")
             sys.stdout.flush()
