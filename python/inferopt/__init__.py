@@ -117,7 +117,7 @@ def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min
     """
     return _core.sparsify(load(model), sparsity, block, min_size, norm, dry_run,
                           None if batches is None else list(batches),
-                          _core._CalibratedBlocks(allocate, sequential or residual_target, chunk_rows, residual_target))
+                          _core._CalibratedBlocks(allocate, sequential, chunk_rows, residual_target))
 
 
 def sparsifiable_layers(model: ModelLike, block: str = "16x16", min_size: int = 65536) -> list:

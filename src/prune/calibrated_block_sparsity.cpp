@@ -141,11 +141,7 @@ layer_objective changed_input_objective(const paired_moments& p, const rows_matr
   o.seen = p.seen.topLeftCorner(d, d);
   o.target = p.cross.topLeftCorner(d, d) * w;
   o.energy = (w.array() * (p.original.topLeftCorner(d, d) * w).array()).sum();
-  if (p.seen_delta.size() != 0) {
-    if (p.seen_delta.cols() != w.cols()) throw error(errc::invalid_argument, "block sparsity: a residual is not as wide as the layer's output");
-    o.target += p.seen_delta.topRows(d);
-    o.energy += 2.0 * (w.array() * p.original_delta.topRows(d).array()).sum() + p.delta_energy;
-  }
+  p.aim_at_residual_sum(w, o.target, o.energy);
   return o;
 }
 
@@ -279,17 +275,18 @@ void sparsify_in_sequence(ir::model& m, const std::vector<block_job>& jobs, cons
                           std::span<const runtime::tensor_map> batches, const block_sparsity_options& options, Done done) {
   const ir::model original = m.clone();
   std::vector<bool> finished(jobs.size(), false);
-  const auto residual_of = [&](const block_job& j) -> const ir::value* {
-    return options.residual_target ? residual_addend(j.bias ? *j.bias->owner : *j.node, m.ir_version) : nullptr;
-  };
+  std::vector<const ir::value*> residual_of;
+  for (const block_job& j : jobs) {
+    residual_of.push_back(options.residual_target ? residual_addend(*j.node, j.bias ? j.bias->owner : nullptr, m.ir_version) : nullptr);
+  }
   for (std::size_t first = 0; first < jobs.size(); ++first) {
     if (finished[first]) continue;
     const ir::value* input = jobs[first].node->input(0);
-    const ir::value* residual = residual_of(jobs[first]);
+    const ir::value* residual = residual_of[first];
     const paired_moments p = gather_paired(original, m, input->name(), jobs[first].k, jobs[first].k, batches,
                                            residual ? residual->name() : std::string());
     for (std::size_t i = first; i < jobs.size(); ++i) {
-      if (finished[i] || jobs[i].node->input(0) != input || residual_of(jobs[i]) != residual) continue;
+      if (finished[i] || jobs[i].node->input(0) != input || residual_of[i] != residual) continue;
       std::int64_t outputs = 0;
       const std::vector<float> weight = weight_rows(*jobs[i].node, jobs[i].transposed, m.ir_version, outputs);
       const std::vector<float> bias = jobs[i].bias ? bias_values(*jobs[i].bias, m.ir_version) : std::vector<float>{};

@@ -82,11 +82,11 @@ inline bool computed_from_data(const ir::value* v, std::int64_t ir_version) {
   return false;
 }
 
-/// The value a layer's output (after its bias; `last` is the node that adds it, or the layer
-/// itself) is added to, when that sum is its only use: the residual stream, whose error in a
-/// changed model a refit can make up for too. Null otherwise.
-inline const ir::value* residual_addend(const ir::node& last, std::int64_t ir_version) {
-  const ir::value* y = last.output(0);
+/// The value a layer's output (after its bias, which `bias_owner` adds, when not null) is added
+/// to, when that sum is its only use: the residual stream, whose error in a changed model a
+/// refit can make up for too. Null otherwise.
+inline const ir::value* residual_addend(const ir::node& layer, const ir::node* bias_owner, std::int64_t ir_version) {
+  const ir::value* y = (bias_owner ? bias_owner : &layer)->output(0);
   if (!y || y->uses().size() != 1) return nullptr;
   const ir::use& u = y->uses().front();
   if (!u.user->is("Add") || u.user->inputs().size() != 2) return nullptr;

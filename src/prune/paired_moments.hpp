@@ -32,6 +32,18 @@ struct paired_moments {
         cross(dense_matrix::Zero(changed_k + 1, k + 1)),
         original(dense_matrix::Zero(k + 1, k + 1)) {}
 
+  /// With a residual, aims a layer at X W + b + R instead of X W + b: R - R' joins its target
+  /// [X' 1]^T [X 1] W and the cross term and || R - R' ||^2 its energy || X W ||^2 (W bias last;
+  /// target and W may use only the first rows of the moments). Nothing without a residual.
+  /// @throws error(errc::invalid_argument) for a residual of another width than W's outputs.
+  template <class Weight, class Target>
+  void aim_at_residual_sum(const Weight& w, Target& target, double& energy) const {
+    if (seen_delta.size() == 0) return;
+    if (seen_delta.cols() != w.cols()) throw error(errc::invalid_argument, "a residual is not as wide as the layer's output");
+    target += seen_delta.topRows(target.rows());
+    energy += 2.0 * (w.array() * original_delta.topRows(w.rows()).array()).sum() + delta_energy;
+  }
+
   void add(const std::vector<float>& changed, const std::vector<float>& unchanged) {
     const auto rows = static_cast<Eigen::Index>(unchanged.size()) / (original.rows() - 1);
     const auto augmented = [&](const std::vector<float>& v, Eigen::Index k) {

@@ -122,12 +122,7 @@ void solve_on_changed_input(refit_job& job, const paired_moments& p, const std::
   cut.row(kept) = w.row(k);
   rows_matrix target = p.cross * w;
   double energy = (w.array() * (p.original * w).array()).sum();
-  if (p.seen_delta.size() != 0) {
-    if (p.seen_delta.cols() != job.outputs) throw error(errc::invalid_argument, "refit: a residual is not as wide as the layer's output");
-    // Towards the original residual sum: X W + b + R - R'.
-    target += p.seen_delta;
-    energy += 2.0 * (w.array() * p.original_delta.array()).sum() + p.delta_energy;
-  }
+  p.aim_at_residual_sum(w, target, energy);
   const rows_matrix refit = damped_moments(p.seen, solve.relative_ridge, kept).llt().solve(dense_matrix(target));
   const double scale = energy > 0.0 ? energy : 1.0;
   job.result.report.relative_error_cut = squared_error(p, target, energy, cut) / scale;
@@ -161,7 +156,7 @@ std::vector<reader_refit> cut_and_refit_in_sequence(ir::model& m, const channel_
     refit_job& job = jobs[i];
     if (!job.result.report.skipped_because.empty()) continue;
     const auto k = static_cast<std::int64_t>(job.reader->site->layout.size());
-    const ir::value* residual = options.residual_target ? residual_addend(job.result.bias_owner ? *job.result.bias_owner : *job.result.node, m.ir_version) : nullptr;
+    const ir::value* residual = options.residual_target ? residual_addend(*job.result.node, job.result.bias_owner, m.ir_version) : nullptr;
     const paired_moments p = gather_paired(original, m, job.result.node->input(0)->name(),
                                            static_cast<std::int64_t>(job.kept.size()), k, batches,
                                            residual ? residual->name() : std::string());
