@@ -601,3 +601,14 @@ int use_blocked_layout(ir::graph& g, int block, bool winograd) {
 }
 
 }  // namespace inferopt::runtime::detail
+
+namespace inferopt::runtime::nn {
+
+std::optional<std::size_t> blocked_conv_in_place_input(const ir::node& n) {
+  constexpr std::size_t residual = 3;
+  if (n.domain() != nchwc_domain || n.op_type() != "Conv") return std::nullopt;
+  if (n.inputs().size() <= residual || n.input(residual) == nullptr || n.input(residual) == n.input(0)) return std::nullopt;
+  return residual;
+}
+
+}  // namespace inferopt::runtime::nn

@@ -10,6 +10,7 @@
 
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/graph.hpp"
+#include "kernels/nchwc.hpp"
 
 namespace inferopt::runtime {
 
@@ -166,6 +167,7 @@ void add_in_place_hints(const std::vector<const ir::value*>& planned,
 }  // namespace
 
 std::vector<std::size_t> in_place_inputs(const ir::node& n) {
+  if (const std::optional<std::size_t> z = nn::blocked_conv_in_place_input(n)) return {*z};
   if (!n.is_onnx_domain()) return {};
   const std::string_view op = n.op_type();
   if (listed(unary_elementwise, op) || listed(views, op)) return {0};

@@ -138,7 +138,13 @@ void session::prepare(const ir::graph& g, const kernel_registry& kernels) {
     if (last_use[s] != no_slot && !keep[s] && !is_constant_slot_[s]) steps_[last_use[s]].release_after.push_back(s);
   }
   for (std::size_t s = 0; s < slots_.size(); ++s) keep[s] = keep[s] || is_constant_slot_[s];
-  arena_ = std::make_unique<detail::session_arena>(std::move(last_use), std::move(keep));
+  // Only the kernels written for it write in place: the blocked conv over its residual.
+  std::vector<std::size_t> in_place_of(slots_.size(), no_slot);
+  for (const step& s : steps_) {
+    const std::optional<std::size_t> input = nn::blocked_conv_in_place_input(*s.node);
+    if (input && !s.outputs.empty() && s.outputs[0] != no_slot) in_place_of[s.outputs[0]] = s.inputs[*input];
+  }
+  arena_ = std::make_unique<detail::session_arena>(std::move(last_use), std::move(keep), std::move(in_place_of));
   placement_ = std::make_unique<detail::output_placement>();
   find_releasable_constants();
 }

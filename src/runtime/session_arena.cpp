@@ -11,8 +11,10 @@ namespace {
 constexpr std::size_t arena_alignment = 64;  // what every kernel may assume of a tensor
 }
 
-session_arena::session_arena(std::vector<std::size_t> last_read, std::vector<bool> keep)
-    : last_read_(std::move(last_read)), keep_(std::move(keep)) {}
+session_arena::session_arena(std::vector<std::size_t> last_read, std::vector<bool> keep, std::vector<std::size_t> in_place_of)
+    : last_read_(std::move(last_read)), keep_(std::move(keep)), in_place_of_(std::move(in_place_of)) {
+  in_place_of_.resize(last_read_.size(), none);
+}
 
 bool session_arena::select(const std::vector<shape_t>& input_shapes) {
   const auto found = std::find_if(plans_.begin(), plans_.end(), [&](const plan& p) { return p.input_shapes == input_shapes; });
@@ -73,10 +75,18 @@ void session_arena::trace_step(std::size_t step, std::span<const std::size_t> in
   }
 }
 
+std::optional<std::size_t> session_arena::in_place_hint(std::size_t s) const {
+  const std::size_t input = in_place_of_[s];
+  const std::size_t group = input == none ? none : group_of_[input];
+  // The input's whole group must die where s is made; a view of it read later keeps it alive.
+  if (group == none || !plannable_[group] || last_[group] != first_[s]) return std::nullopt;
+  return group;
+}
+
 void session_arena::finish_trace() {
   std::vector<memory::tensor_lifetime> tensors;
   for (std::size_t s = 0; s < group_of_.size(); ++s) {
-    if (group_of_[s] == s && plannable_[s]) tensors.push_back({s, bytes_[s], first_[s], last_[s], std::nullopt});
+    if (group_of_[s] == s && plannable_[s]) tensors.push_back({s, bytes_[s], first_[s], last_[s], in_place_hint(s)});
   }
   const std::size_t slot_tensors = tensors.size();
   // Scratch ids follow the slots' ids, so that every id is unique.

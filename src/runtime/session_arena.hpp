@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -34,8 +35,9 @@ struct arena_stats {
 class session_arena {
  public:
   /// `last_read[s]`: the last step reading slot s (or SIZE_MAX); `keep[s]`: slot s is a graph
-  /// output or constant, never planned.
-  session_arena(std::vector<std::size_t> last_read, std::vector<bool> keep);
+  /// output or constant, never planned; `in_place_of[s]` (empty, or SIZE_MAX per slot for
+  /// none): the input slot whose memory slot s may take when that input dies where s is made.
+  session_arena(std::vector<std::size_t> last_read, std::vector<bool> keep, std::vector<std::size_t> in_place_of = {});
 
   static constexpr std::size_t max_plans = 8;
 
@@ -72,8 +74,12 @@ class session_arena {
   };
 
   static constexpr std::size_t none = SIZE_MAX;
+
+  /// The group whose memory slot s may take: its in_place_of input's, when that dies at s's step.
+  [[nodiscard]] std::optional<std::size_t> in_place_hint(std::size_t s) const;
   std::vector<std::size_t> last_read_;
   std::vector<bool> keep_;
+  std::vector<std::size_t> in_place_of_;
   // Trace: per slot, the slot whose allocation it lives in (itself for an allocation), or none.
   std::vector<std::size_t> group_of_;
   std::vector<std::size_t> bytes_;   // per group root: bytes allocated

@@ -144,6 +144,37 @@ TEST_CASE("blocked conv applies FusedConv's Z and every activation", "[runtime][
   }
 }
 
+TEST_CASE("a blocked conv writes over a residual that dies there, and only then", "[runtime][nchwc]") {
+  // x -> z = Conv(x); y = FusedConv(x, w, b, z) with Relu; `z_read_later` also outputs Relu(z)
+  // after y, so z lives on and y must not take its memory. Planned runs (the second on) place
+  // y over a dying z: the arena is then below the bytes live at that step without it.
+  const std::vector<std::int64_t> x_dims{1, 16, 10, 10}, y_dims{1, 32, 10, 10};
+  for (bool z_read_later : {false, true}) {
+    INFO("z read later " << z_read_later);
+    ir::model m = opset17_model("residual");
+    ir::graph_builder gb(m.graph());
+    ir::value* x = gb.input("x", ir::data_type::float32, static_shape(x_dims));
+    ir::value* z = conv(gb, x, 16, 32);
+    std::vector<ir::attribute> attrs = test::square_conv_attributes(3, 1, 1, 1, 1);
+    attrs.push_back(ir::attribute::make_string("activation", "Relu"));
+    ir::value* w = gb.constant("w", {32, 16, 3, 3}, random_values(32 * 16 * 9, 2, 0.2f));
+    ir::value* b = gb.constant("b", {32}, random_values(32, 3));
+    ir::node* fused = m.graph().add_node(ir::node_spec{"FusedConv", {x, w, b, z}, {"y"}, std::move(attrs), "fused", "com.microsoft"});
+    gb.output(fused->output(0));
+    if (z_read_later) gb.output(gb.op("Relu", {z}));
+    const runtime::tensor_map feeds{{"x", tensor::from_values<float>(x_dims, random_values(16 * 100, 1))}};
+    const runtime::tensor_map want = run(m, feeds, false);
+    runtime::session blocked(m, runtime::session_options{.threads = 2, .rewrite_graph = true});
+    for (int round = 0; round < 3; ++round) {
+      const runtime::tensor_map got = blocked.run(feeds);
+      for (const auto& [name, expected] : want) CHECK(test::compare_tensors(got.at(name), expected, 1e-4, 1e-4) == "");
+    }
+    const runtime::memory_plan_info plan = blocked.memory_plan();
+    REQUIRE(plan.active);
+    if (runtime::blocked_layout_block() > 0) CHECK((plan.arena_bytes < plan.lower_bound_bytes) == !z_read_later);
+  }
+}
+
 TEST_CASE("a blocked chain keeps pools, elementwise ops, swish and squeeze-excitation blocked", "[runtime][nchwc]") {
   ir::model m = opset17_model("chain");
   ir::graph_builder gb(m.graph(), 7);

@@ -9,7 +9,9 @@
 // Channels past C in the last block are padding. Convolutions read them against zero weights
 // and pools and elementwise ops keep them per channel, so they never reach a real channel;
 // ReorderOutput drops them.
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "inferopt/runtime/kernel.hpp"
@@ -33,6 +35,12 @@ inline constexpr const char* nchwc_domain = "inferopt.nchwc";
 /// run are given as representative values).
 [[nodiscard]] bool nchwc_conv_runs(const ir::node& conv, const std::vector<std::int64_t>& x_shape, bool plain_input,
                                    int block);
+
+/// The input whose memory output 0 of `n` may take (an in-place write), when `n` is a blocked
+/// Conv with a residual Z: oneDNN's sum post-op adds the product to what Y holds, so Y
+/// written over a Z that dies at `n` spares copying Z into Y first. None when Z is also X,
+/// which the conv reads all along, or for any other node.
+[[nodiscard]] std::optional<std::size_t> blocked_conv_in_place_input(const ir::node& n);
 
 /// inferopt.nchwc Conv, MaxPool, AveragePool, GlobalAveragePool, ChannelScale, GatherChannels,
 /// ReorderInput, ReorderOutput.

@@ -8,9 +8,10 @@
 // Attributes: Conv's, block (8 or 16), and FusedConv's activation and activation_params, or
 // activation "Swish" (x * sigmoid(x), folded in by the session), and algorithm "winograd"
 // (oneDNN's F(2x2, 3x3) kernel where it has one for the shape, else the direct one).
-// Y = act(conv(X, W) + B + Z): Z is copied into Y and added by oneDNN's sum post-op, the
-// activation is an eltwise post-op, so both happen while the output tile is in cache. Swish is
-// the exception: a vector pass over Y after the conv (swish_in_place says why).
+// Y = act(conv(X, W) + B + Z): Z is copied into Y (unless the memory plan put Y over it) and
+// added by oneDNN's sum post-op, the activation is an eltwise post-op, so both happen while
+// the output tile is in cache. Swish is the exception: a vector pass over Y after the conv
+// (swish_in_place says why).
 // The initializer's weights are reordered into the layout oneDNN picks once per primitive
 // layout (weights fed at run time, overriding it, once per run); primitives are kept per input
 // shape (at most four: dynamic shapes do not grow memory without bound).
@@ -146,7 +147,8 @@ class nchwc_conv_kernel final : public kernel {
       if (z.shape() != y_shape) ctx.fail("Z of shape " + to_string(z.shape()) + " does not match Y " + to_string(y_shape));
     }
     tensor& y = ctx.allocate_output(0, data_type::float32, y_shape);
-    if (spec_.residual) std::memcpy(y.mutable_raw(), ctx.input(3).raw(), y.byte_size());
+    // The memory plan may have put Y over Z (graph_memory_plan.cpp's in_place_inputs).
+    if (spec_.residual && y.raw() != ctx.input(3).raw()) std::memcpy(y.mutable_raw(), ctx.input(3).raw(), y.byte_size());
     const std::int64_t macs = n * p.out_h * p.out_w * m * spec_.w_shape[1] * spec_.w_shape[2] * spec_.w_shape[3];
     const omp_team_for_call team(worthwhile_threads(macs, ctx.threads()));
     p.src.set_data_handle(const_cast<void*>(x.raw()));
