@@ -111,10 +111,15 @@ memory::desc onnx_weights_desc(const conv_spec& s) {
 /// y * sigmoid(y) over the conv's output, after it. oneDNN 2.6's swish post-op (an exp and a
 /// divide per element inside the conv's register tile) cost EfficientNet-B0 about 3 ms of
 /// 12.5 at one thread; this pass over the output, with Eigen's rational logistic, about 1.6.
+/// (A reciprocal estimate and Eigen's exp instead of the logistic's divide ran at half its
+/// speed.) One element costs about ten multiply-adds' time, which sizes the team: at
+/// worthwhile_threads' count of elements alone, EfficientNet-B0's 28x28 and 14x14 stages ran
+/// their swish on one of two threads.
 void swish_in_place(tensor& y, int threads) {
+  constexpr std::int64_t cost_in_macs = 10;
   float* out = y.mutable_data<float>();
   const std::int64_t total = y.element_count(), piece = 4096;
-  const int team = worthwhile_threads(total, threads);
+  const int team = worthwhile_threads(total * cost_in_macs, threads);
 #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
   for (std::int64_t k = 0; k < total; k += piece) swish(out + k, std::min(piece, total - k));
 }
