@@ -34,7 +34,7 @@ struct serve_options {
   std::int64_t queue_timeout_ms = 0, max_queue_wait_ms = 0;
   std::string timeout_action = "reject";
   int priority_levels = 1, instances = 1, threads = 1, http_threads = 256;
-  std::size_t cache_mb = 0, cache_ttl_s = 0, max_request_mb = 64;
+  std::size_t cache_mb = 0, cache_ttl_s = 0, max_request_mb = 64, keep_alive_requests = 100000;
   bool pad_batches = true, cache_admission = true;
 };
 
@@ -56,6 +56,9 @@ void declare_serve(CLI::App& sub, serve_options& o) {
   sub.add_option("--instances", o.instances, "Model instances running batches at once (default 1)")->check(CLI::Range(1, 64));
   sub.add_option("--threads", o.threads, "Threads per instance (default 1)")->check(CLI::Range(1, 256));
   sub.add_option("--http-threads", o.http_threads, "Connections served at once; more wait (default 256)")->check(CLI::Range(1, 4096));
+  sub.add_option("--keep-alive-requests", o.keep_alive_requests,
+                 "Requests a connection serves before the server closes it (default 100000; 1: one request per connection)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   sub.add_option("--cache-mb", o.cache_mb, "Response cache size in MiB (default 0: off)");
   sub.add_option("--cache-ttl-s", o.cache_ttl_s, "Response cache time to live in seconds (default 0: none)");
   sub.add_flag("!--cache-every-miss", o.cache_admission, "Cache every answer, not only those of requests that missed twice");
@@ -357,7 +360,11 @@ int run_serve(serve_options o) {
   http_server http;
   http.new_task_queue = [n = o.http_threads] { return new httplib::ThreadPool(static_cast<std::size_t>(n)); };
   http.set_payload_max_length(o.max_request_mb << 20);
-  http.set_keep_alive_max_count(100000);
+  // httplib 0.11 waits for a connection's next request by polling it every 11 ms on its
+  // thread, so many connections that send now and then cost the CPU the batches need:
+  // --keep-alive-requests 1 answers with Connection: close instead (docs/BENCHMARKS.md,
+  // "Serving", where the server's time goes under overload).
+  http.set_keep_alive_max_count(o.keep_alive_requests);
   http.set_tcp_nodelay(true);
   json_errors(http, o.max_request_mb);
   server.route(http);

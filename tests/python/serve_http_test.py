@@ -12,6 +12,7 @@ answered with 503; SIGTERM draining and exiting 0. Every wait is bounded.
       --fixed-model tests/models/corpus/resnet_ts.onnx --work DIR
 """
 import argparse
+import http.client
 import json
 import signal
 import socket
@@ -249,6 +250,43 @@ def check_refusals(cli, model, name, shape, label, flags, reason, stat):
     check(rc == 0, f"{label}: the server stops with 0")
 
 
+def two_requests_on_one_connection(s, name, x):
+    """Statuses of two binary infer requests sent through one http.client connection, the
+    first answer's Connection header, and whether the second request went over the same
+    socket (http.client opens a new one when the server said Connection: close)."""
+    body, headers = binary_request(name, x)
+    conn = http.client.HTTPConnection(s.host, s.port, timeout=30)
+    statuses, sockets, connection = [], [], ""
+    try:
+        for _ in range(2):
+            conn.request("POST", f"/v2/models/{s.name}/infer", body, headers)
+            sockets.append(conn.sock)
+            r = conn.getresponse()
+            r.read()
+            statuses.append(r.status)
+            connection = connection or (r.getheader("Connection") or "").lower()
+    finally:
+        conn.close()
+    return statuses, connection, sockets[0] is sockets[1]
+
+
+def check_keep_alive_requests(cli, model, name, shape):
+    """By default a connection carries request after request; --keep-alive-requests 1 answers
+    with Connection: close, and the client opens a new connection for its next request."""
+    x = np.ones(shape, np.float32)
+    for flags, closes in (([], False), (["--keep-alive-requests", "1"], True)):
+        s = Server(cli, model, "--max-batch", "4", *flags, "--name", "k")
+        s.name = "k"
+        try:
+            statuses, connection, reused = two_requests_on_one_connection(s, name, x)
+        finally:
+            rc, _ = s.stop()
+        label = " ".join(flags) or "default keep-alive"
+        check(statuses == [200, 200] and rc == 0, f"{label}: both requests answered, the server stops with 0")
+        check((connection == "close") == closes and reused != closes,
+              f"{label}: Connection header {connection!r}, second request on the same socket: {reused}")
+
+
 def check_fixed_batch(cli, model):
     s = Server(cli, model, "--max-batch", "8", "--name", "fixed")
     notice = s._line(10)
@@ -280,6 +318,7 @@ def main():
     check_refusals(args.cli, Path(args.model), name, shape, "full queue", ["--max-queue", "1"], "queue is full", "rejected_queue_full")
     check_refusals(args.cli, Path(args.model), name, shape, "wait bound", ["--max-queue-wait-ms", "1"], "expected queue wait",
                    "rejected_expected_wait")
+    check_keep_alive_requests(args.cli, Path(args.model), name, shape)
     check_fixed_batch(args.cli, Path(args.fixed_model))
     print(f"{len(FAILURES)} failed")
     return 1 if FAILURES else 0
