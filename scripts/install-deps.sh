@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config git lld
           libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
           libeigen3-dev catch2 libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-          libdnnl-dev ocl-icd-opencl-dev libutf8proc-dev libcpp-httplib-dev
+          libdnnl-dev ocl-icd-opencl-dev libutf8proc-dev libcpp-httplib-dev libboost-dev
           python3 python3-venv python3-pip python3-dev)
 
 missing=()

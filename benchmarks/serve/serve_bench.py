@@ -188,7 +188,7 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--threads", default="2", help="threads of the server's one instance")
     ap.add_argument("--max-delay-us", type=int, default=2000)
-    ap.add_argument("--http-threads", default="64", help="the server's connection threads (they bound the bodies in memory)")
+    ap.add_argument("--http-threads", default="64", help="the server's decode-and-wait threads (--http-threads)")
     ap.add_argument("--per-client", type=int, default=40, help="requests per client in each closed-loop run")
     ap.add_argument("--seconds", type=int, default=10, help="length of each open-loop run")
     ap.add_argument("--sweep", action="store_true")

@@ -1,20 +1,25 @@
-// `inferopt serve`: one model behind the KServe v2 HTTP protocol (cpp-httplib), with the serve
+// `inferopt serve`: one model behind the KServe v2 HTTP protocol (http_server.hpp), with the serve
 // module's dynamic batcher, response cache and metrics. Stateless: replicas behind any HTTP
 // load balancer (or KServe) scale it out.
 
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <charconv>
+#include <filesystem>
+#include <set>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
-#include <httplib.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "command_line.hpp"
+#include "http_server.hpp"
 #include "process_memory.hpp"
 #include "inferopt/serve.hpp"
 #include "inferopt/serve/kserve.hpp"
@@ -33,7 +38,7 @@ struct serve_options {
   std::size_t max_queue = 0;
   std::int64_t queue_timeout_ms = 0, max_queue_wait_ms = 0;
   std::string timeout_action = "reject";
-  int priority_levels = 1, instances = 1, threads = 1, http_threads = 256;
+  int priority_levels = 1, instances = 1, threads = 1, http_threads = 256, max_connections = 1024, compute_nice = 5;
   std::size_t cache_mb = 0, cache_ttl_s = 0, max_request_mb = 64, keep_alive_requests = 100000;
   bool pad_batches = true, cache_admission = true;
 };
@@ -55,7 +60,14 @@ void declare_serve(CLI::App& sub, serve_options& o) {
   sub.add_option("--priority-levels", o.priority_levels, "Priority levels, 1 highest (default 1)")->check(CLI::Range(1, 16));
   sub.add_option("--instances", o.instances, "Model instances running batches at once (default 1)")->check(CLI::Range(1, 64));
   sub.add_option("--threads", o.threads, "Threads per instance (default 1)")->check(CLI::Range(1, 256));
-  sub.add_option("--http-threads", o.http_threads, "Connections served at once; more wait (default 256)")->check(CLI::Range(1, 4096));
+  sub.add_option("--http-threads", o.http_threads, "Threads that decode admitted requests and wait for their batches (default 256)")
+      ->check(CLI::Range(1, 4096));
+  sub.add_option("--max-connections", o.max_connections, "Open connections beyond which new ones wait to be accepted (default 1024)")
+      ->check(CLI::Range(1, 1 << 20));
+  sub.add_option("--compute-nice", o.compute_nice,
+                 "Run the batches at a nice value N above the HTTP event loop's, so that under overload requests are read "
+                 "and refused as fast as they arrive (default 5; 0: same priority)")
+      ->check(CLI::Range(0, 19));
   sub.add_option("--keep-alive-requests", o.keep_alive_requests,
                  "Requests a connection serves before the server closes it (default 100000; 1: one request per connection)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
@@ -85,13 +97,31 @@ bool batches_along_first_dim(const runtime::session& s) {
   return !s.inputs().empty();
 }
 
-std::optional<std::size_t> header_length(const httplib::Request& req) {
-  if (!req.has_header("Inference-Header-Content-Length")) return std::nullopt;
-  const std::string text = req.get_header_value("Inference-Header-Content-Length");
+std::optional<std::size_t> header_length(const http::request& req) {
+  const std::optional<std::string_view> text = req.header("Inference-Header-Content-Length");
+  if (!text) return std::nullopt;
   std::size_t n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size()) throw error(errc::invalid_argument, "Inference-Header-Content-Length is not a number");
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+  if (ec != std::errc() || end != text->data() + text->size()) throw error(errc::invalid_argument, "Inference-Header-Content-Length is not a number");
   return n;
+}
+
+/// Ids of this process's threads now (Linux: /proc/self/task).
+std::set<long> thread_ids() {
+  std::set<long> ids;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task", ec)) ids.insert(std::atol(entry.path().filename().c_str()));
+  return ids;
+}
+
+/// Raises the nice value of the threads started since `before` (Linux sets nice per thread,
+/// and a process may always lower its own threads' priority). Best effort.
+void lower_priority_of_threads_since(const std::set<long>& before, int by) {
+  for (const long tid : thread_ids()) {
+    if (before.count(tid)) continue;
+    const auto id = static_cast<id_t>(tid);
+    (void)setpriority(PRIO_PROCESS, id, std::min(getpriority(PRIO_PROCESS, id) + by, 19));
+  }
 }
 
 /// What the server counts beside the batcher's and the cache's own metrics.
@@ -112,7 +142,7 @@ struct server_counters {
 
 class model_server {
  public:
-  explicit model_server(const serve_options& o) {
+  explicit model_server(const serve_options& o) : waiters_(static_cast<std::size_t>(o.http_threads)) {
     const ir::model m = load_checked(o.model);
     for (int i = 0; i < o.instances; ++i) sessions_.push_back(std::make_unique<runtime::session>(m, runtime::session_options{.threads = o.threads}));
     signature_ = {o.name, sessions_.front()->inputs(), sessions_.front()->outputs()};
@@ -132,21 +162,23 @@ class model_server {
   void set_ready(bool ready) noexcept { ready_ = ready; }
   void stop() { batcher_->stop(); }
 
-  void route(httplib::Server& http) {
+  /// Answers one request; called on the HTTP event loop, so an inference, which waits for
+  /// its batch, goes to a waiting thread once the batcher has admitted it.
+  void handle(http::request&& req, const http::responder& respond) {
     const std::string model_path = "/v2/models/" + signature_.name;
-    http.Get("/v2/health/live", [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
-    http.Get("/v2/health/ready", [this](const httplib::Request&, httplib::Response& res) { ready_answer(res); });
-    http.Get(model_path + "/ready", [this](const httplib::Request&, httplib::Response& res) { ready_answer(res); });
-    http.Get("/v2", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(json{{"name", "inferopt"}, {"version", INFEROPT_VERSION}, {"extensions", {"binary_tensor_data", "statistics"}}}.dump(),
-                      "application/json");
-    });
-    http.Get(model_path, [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(serve::model_metadata_json(signature_), "application/json");
-    });
-    http.Get(model_path + "/stats", [this](const httplib::Request&, httplib::Response& res) { res.set_content(stats_json(), "application/json"); });
-    http.Post(model_path + "/infer", [this](const httplib::Request& req, httplib::Response& res) { infer(req, res); });
-    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { res.set_content(metrics_text(), "text/plain; version=0.0.4"); });
+    const auto get = [&](std::string_view path) { return req.method == "GET" && req.path == path; };
+    if (req.method == "POST" && req.path == model_path + "/infer") return infer(std::move(req), respond);
+    if (get("/v2/health/live")) return respond(json_answer(200, "{}"));
+    if (get("/v2/health/ready") || get(model_path + "/ready")) {
+      return respond(ready_ ? json_answer(200, "{}") : json_answer(503, serve::error_json("the server is shutting down")));
+    }
+    if (get("/v2")) {
+      return respond(json_answer(200, json{{"name", "inferopt"}, {"version", INFEROPT_VERSION}, {"extensions", {"binary_tensor_data", "statistics"}}}.dump()));
+    }
+    if (get(model_path)) return respond(json_answer(200, serve::model_metadata_json(signature_)));
+    if (get(model_path + "/stats")) return respond(json_answer(200, stats_json()));
+    if (get("/metrics")) return respond(http::response{.content_type = "text/plain; version=0.0.4", .body = metrics_text()});
+    respond(json_answer(404, serve::error_json("no endpoint " + req.method + " " + req.path)));
   }
 
  private:
@@ -188,59 +220,61 @@ class model_server {
     }
   }
 
-  void ready_answer(httplib::Response& res) const {
-    res.status = ready_ ? 200 : 503;
-    res.set_content(ready_ ? "{}" : serve::error_json("the server is shutting down"), "application/json");
+  static http::response json_answer(int status, std::string body) { return http::response{.status = status, .body = std::move(body)}; }
+
+  void infer(http::request&& req, const http::responder& respond) {
+    try {
+      // Refused here, before decoding and on the event loop, so that under overload a 503
+      // costs little (the batcher's own check, at submit, is the one that holds under races).
+      batcher_->admit();
+    } catch (const serve::rejection& e) {
+      counters_.count(503);
+      return respond(json_answer(503, serve::error_json(e.what())));
+    }
+    boost::asio::post(waiters_, [this, req = std::move(req), respond] { respond(answer_infer(req)); });
   }
 
-  void infer(const httplib::Request& req, httplib::Response& res) {
-    const clock::time_point start = clock::now();
+  http::response answer_infer(const http::request& req) {
+    const clock::time_point start = req.received;  // the wait for a decoding thread counts
+    http::response res;
     try {
-      res.status = answer(req, res);
+      res = answer(req);
     } catch (const serve::rejection& e) {
-      res.status = 503;
-      res.set_content(serve::error_json(e.what()), "application/json");
+      res = json_answer(503, serve::error_json(e.what()));
     } catch (const error& e) {
-      res.status = e.code() == errc::internal ? 500 : 400;
-      res.set_content(serve::error_json(e.what()), "application/json");
+      res = json_answer(e.code() == errc::internal ? 500 : 400, serve::error_json(e.what()));
     } catch (const std::exception& e) {
-      res.status = 500;
-      res.set_content(serve::error_json(e.what()), "application/json");
+      res = json_answer(500, serve::error_json(e.what()));
     }
     counters_.count(res.status);
     if (res.status == 200) counters_.request_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start).count()));
+    return res;
   }
 
-  /// Decodes, looks in the cache, runs through the batcher, encodes; returns the status.
-  int answer(const httplib::Request& req, httplib::Response& res) {
+  /// Decodes, looks in the cache, runs through the batcher, encodes.
+  http::response answer(const http::request& req) {
     const clock::time_point start = clock::now();
-    // Refused before decoding, so that under overload a 503 costs less than an answer (the
-    // batcher's own check, after decoding, is the one that holds under races).
-    batcher_->admit();
     serve::decoded_request request = serve::decode_infer_request(req.body, header_length(req), signature_);
     std::optional<serve::request_key> key;
     if (cache_) {
       key.emplace(signature_.name, request.inputs);
       if (const auto hit = cache_->find(*key)) {
-        respond(res, serve::encode_infer_response(signature_, request, *hit));
+        http::response res = encoded(serve::encode_infer_response(signature_, request, *hit));
         counters_.cache_hit_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start).count()));
-        return 200;
+        return res;
       }
     }
     std::future<runtime::tensor_map> pending = batcher_->submit(serve::inference_request{request.inputs, request.priority, request.timeout});
     const runtime::tensor_map outputs = pending.get();
     if (cache_) cache_->insert(*key, outputs);
-    respond(res, serve::encode_infer_response(signature_, request, outputs));
-    return 200;
+    return encoded(serve::encode_infer_response(signature_, request, outputs));
   }
 
-  static void respond(httplib::Response& res, const serve::encoded_response& encoded) {
-    if (encoded.header_length) {
-      res.set_header("Inference-Header-Content-Length", std::to_string(*encoded.header_length));
-      res.set_content(encoded.body, "application/octet-stream");
-    } else {
-      res.set_content(encoded.body, "application/json");
-    }
+  static http::response encoded(serve::encoded_response&& encoded) {
+    if (!encoded.header_length) return json_answer(200, std::move(encoded.body));
+    return http::response{.content_type = "application/octet-stream",
+                          .body = std::move(encoded.body),
+                          .headers = {{"Inference-Header-Content-Length", std::to_string(*encoded.header_length)}}};
   }
 
   [[nodiscard]] json batch_sizes() const {
@@ -316,30 +350,8 @@ class model_server {
   server_counters counters_;
   bool batching_ = false;
   std::atomic<bool> ready_{false};
+  boost::asio::thread_pool waiters_;  // the admitted requests' decode, wait for the batch, encode
 };
-
-/// httplib's server with a deeper listen backlog: it listens with 5, and a burst of clients
-/// connecting at once would wait for SYN retries (a second each).
-class http_server final : public httplib::Server {
- public:
-  void deepen_backlog() { ::listen(svr_sock_, 1024); }
-};
-
-/// Answers every error httplib produces itself (no route, body too large) with a JSON body.
-void json_errors(http_server& http, std::size_t max_request_mb) {
-  http.set_error_handler([max_request_mb](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    std::string message = "HTTP " + std::to_string(res.status);
-    if (res.status == 404) message = "no endpoint " + req.method + " " + req.path;
-    if (res.status == 413) message = "the request body is larger than " + std::to_string(max_request_mb) + " MiB (--max-request-mb)";
-    if (res.status == 400) message = "malformed HTTP request";
-    res.set_content(serve::error_json(message), "application/json");
-  });
-  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    res.status = 500;
-    res.set_content(serve::error_json("internal error"), "application/json");
-  });
-}
 
 int run_serve(serve_options o) {
   // Two malloc arenas instead of glibc's 8 per core: with a thread per connection, freed
@@ -356,21 +368,25 @@ int run_serve(serve_options o) {
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Under overload the event loop must read and refuse requests as fast as they arrive, or
+  // they queue in the kernel where no bound holds; --compute-nice lets it take the CPU
+  // before the threads the model server starts (batcher, executor, decode-and-wait).
+  const std::set<long> threads_before = thread_ids();
   model_server server(o);
-  http_server http;
-  http.new_task_queue = [n = o.http_threads] { return new httplib::ThreadPool(static_cast<std::size_t>(n)); };
-  http.set_payload_max_length(o.max_request_mb << 20);
-  // httplib 0.11 waits for a connection's next request by polling it every 11 ms on its
-  // thread, so many connections that send now and then cost the CPU the batches need:
-  // --keep-alive-requests 1 answers with Connection: close instead (docs/BENCHMARKS.md,
-  // "Serving", where the server's time goes under overload).
-  http.set_keep_alive_max_count(o.keep_alive_requests);
-  http.set_tcp_nodelay(true);
-  json_errors(http, o.max_request_mb);
-  server.route(http);
-  const int port = o.port == 0 ? http.bind_to_any_port(o.host) : (http.bind_to_port(o.host, o.port) ? o.port : -1);
-  if (port < 0) throw error(errc::io, "cannot listen on " + o.host + ":" + std::to_string(o.port));
-  http.deepen_backlog();
+  if (o.compute_nice > 0) lower_priority_of_threads_since(threads_before, o.compute_nice);
+  http::server web(http::server_options{.max_body_bytes = o.max_request_mb << 20,
+                                        .keep_alive_requests = o.keep_alive_requests,
+                                        .max_connections = static_cast<std::size_t>(o.max_connections),
+                                        .error_body = [](const std::string& message) { return serve::error_json(message); },
+                                        .body_too_large_message = "the request body is larger than " + std::to_string(o.max_request_mb) +
+                                                                  " MiB (--max-request-mb)"},
+                   [&server](http::request&& req, http::responder respond) { server.handle(std::move(req), respond); });
+  int port = 0;
+  try {
+    port = web.listen(o.host, o.port);
+  } catch (const std::exception& e) {
+    throw error(errc::io, "cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + e.what());
+  }
   std::cout << "listening on http://" << o.host << ":" << port << std::endl;
   if (!server.batching()) {
     std::cout << "model " << o.name << (o.max_batch > 1 ? " has no symbolic batch dimension: serving without batching" : ": batching off (--max-batch 1)")
@@ -380,14 +396,12 @@ int run_serve(serve_options o) {
     int signal = 0;
     sigwait(&stop_signals, &signal);
     server.set_ready(false);
-    http.stop();  // stops accepting; the connections' threads finish their requests
+    web.stop();  // stops accepting; connections with a request in flight answer it, then close
   });
   server.set_ready(true);
-  const bool listened = http.listen_after_bind();
-  if (http.is_running() || !listened) pthread_kill(signal_waiter.native_handle(), SIGTERM);  // ended without a signal
+  web.run();  // returns once stopped and drained
   signal_waiter.join();
   server.stop();  // every accepted request has been answered; nothing is queued
-  if (!listened) throw error(errc::io, "the server stopped listening on " + o.host + ":" + std::to_string(port));
   std::cout << "stopped" << std::endl;
   return 0;
 }

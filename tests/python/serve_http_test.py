@@ -14,6 +14,7 @@ answered with 503; SIGTERM draining and exiting 0. Every wait is bounded.
 import argparse
 import http.client
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -287,6 +288,35 @@ def check_keep_alive_requests(cli, model, name, shape):
               f"{label}: Connection header {connection!r}, second request on the same socket: {reused}")
 
 
+def thread_nice_values(pid):
+    """Nice value of each thread of a process, from /proc (field 19 of stat, after the name)."""
+    values = {}
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            values[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[16])
+        except (OSError, IndexError, ValueError):
+            pass  # the thread ended while we looked
+    return values
+
+
+def check_compute_nice(cli, model, name, shape):
+    """The HTTP event loop (the main thread) keeps the process's nice value; the threads of the
+    model server (batcher, executor, decode-and-wait) run --compute-nice above it (default 5)."""
+    x = np.ones(shape, np.float32)
+    for flags, step in (([], 5), (["--compute-nice", "0"], 0)):
+        s = Server(cli, model, "--max-batch", "4", "--http-threads", "2", *flags, "--name", "n")
+        s.name = "n"
+        try:
+            answered = output_of(*s.infer(json_request(name, x))) is not None
+            base = os.getpriority(os.PRIO_PROCESS, s.proc.pid)
+            values = thread_nice_values(s.proc.pid)
+        finally:
+            rc, _ = s.stop()
+        others = [v for tid, v in values.items() if tid != s.proc.pid]
+        check(answered and rc == 0 and values.get(s.proc.pid) == base and base + step in others,
+              f"{' '.join(flags) or 'default'}: event loop at nice {values.get(s.proc.pid)}, model threads at {sorted(set(others))}")
+
+
 def check_fixed_batch(cli, model):
     s = Server(cli, model, "--max-batch", "8", "--name", "fixed")
     notice = s._line(10)
@@ -319,6 +349,7 @@ def main():
     check_refusals(args.cli, Path(args.model), name, shape, "wait bound", ["--max-queue-wait-ms", "1"], "expected queue wait",
                    "rejected_expected_wait")
     check_keep_alive_requests(args.cli, Path(args.model), name, shape)
+    check_compute_nice(args.cli, Path(args.model), name, shape)
     check_fixed_batch(args.cli, Path(args.fixed_model))
     print(f"{len(FAILURES)} failed")
     return 1 if FAILURES else 0
