@@ -150,8 +150,8 @@ class server::state::connection : public std::enable_shared_from_this<connection
     if (ec == wire::error::body_limit) {
       return write(response{.status = 413, .body = owner_.options.error_body(owner_.options.body_too_large_message)}, false);
     }
-    if (ec.category() == beast::error_code(wire::error::bad_method).category() && ec != wire::error::end_of_stream &&
-        ec != wire::error::partial_message) {
+    const bool malformed = &ec.category() == &wire::make_error_code(wire::error::bad_method).category();
+    if (malformed && ec != wire::error::end_of_stream && ec != wire::error::partial_message) {
       return write(response{.status = 400, .body = owner_.options.error_body("malformed HTTP request")}, false);
     }
     close();

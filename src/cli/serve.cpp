@@ -3,7 +3,6 @@
 // load balancer (or KServe) scale it out.
 
 #include <malloc.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -104,6 +103,10 @@ std::optional<std::size_t> header_length(const http::request& req) {
   const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
   if (ec != std::errc() || end != text->data() + text->size()) throw error(errc::invalid_argument, "Inference-Header-Content-Length is not a number");
   return n;
+}
+
+std::uint64_t microseconds_since(clock::time_point start) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start).count());
 }
 
 /// Ids of this process's threads now (Linux: /proc/self/task).
@@ -247,7 +250,7 @@ class model_server {
       res = json_answer(500, serve::error_json(e.what()));
     }
     counters_.count(res.status);
-    if (res.status == 200) counters_.request_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start).count()));
+    if (res.status == 200) counters_.request_us.record(microseconds_since(start));
     return res;
   }
 
@@ -260,7 +263,7 @@ class model_server {
       key.emplace(signature_.name, request.inputs);
       if (const auto hit = cache_->find(*key)) {
         http::response res = encoded(serve::encode_infer_response(signature_, request, *hit));
-        counters_.cache_hit_us.record(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - start).count()));
+        counters_.cache_hit_us.record(microseconds_since(start));
         return res;
       }
     }
