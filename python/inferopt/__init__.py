@@ -105,19 +105,23 @@ def fp16(model: ModelLike, keep_io_types: bool = True, block_ops: Sequence[str] 
 
 def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min_size: int = 65536,
              norm: str = "l2", dry_run: bool = False, batches: Optional[Batches] = None, allocate: bool = True,
-             sequential: bool = False, chunk_rows: int = 128, residual_target: bool = False) -> Tuple[Model, Report]:
+             sequential: bool = False, chunk_rows: int = 128, residual_target: bool = False,
+             greedy: bool = False, damping: float = 0.01) -> Tuple[Model, Report]:
     """Block sparsity on MatMul/Gemm weights, run as ``inferopt.BlockSparseMatMul`` (``inferopt sparsify``).
 
     Without ``batches``, the smallest blocks by norm go. With calibration ``batches``, blocks are
     chosen on them and the kept weights updated to make up (SparseGPT-style); ``allocate`` shares
     the sparsity between layers by their measured error, ``sequential`` refits each layer on
     what the earlier ones left (``residual_target``: where a layer's output is added to the
-    residual stream, towards the original sum; implies ``sequential``). This changes the model's numbers. The report lists each product's
+    residual stream, towards the original sum; implies ``sequential``). ``greedy`` removes each block
+    column's blocks one at a time with every kept weight refit exactly (``--criterion obs-greedy``):
+    slower, less error. ``damping`` is added to the input moments' diagonal, relative to its mean
+    (``--damping``). This changes the model's numbers. The report lists each product's
     decision and predicted speedup (and, calibrated, each layer's output error).
     """
     return _core.sparsify(load(model), sparsity, block, min_size, norm, dry_run,
                           None if batches is None else list(batches),
-                          _core._CalibratedBlocks(allocate, sequential, chunk_rows, residual_target))
+                          _core._CalibratedBlocks(allocate, sequential, chunk_rows, residual_target, greedy, damping))
 
 
 def sparsifiable_layers(model: ModelLike, block: str = "16x16", min_size: int = 65536) -> list:

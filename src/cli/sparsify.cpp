@@ -36,8 +36,9 @@ struct sparsify_cli_options {
   std::string min_size = "65536";
   std::string norm = "l2";
   calibration_sources data;
-  std::string criterion;  // magnitude or obs; default obs with calibration data, else magnitude
+  std::string criterion;  // magnitude, obs or obs-greedy; default obs with calibration data, else magnitude
   std::int64_t chunk_rows = 128;
+  double damping = prune::block_sparsity_options{}.relative_damping;
   bool uniform = false;
   bool sequential = false;
   bool residual_target = false;  // implies sequential
@@ -92,7 +93,7 @@ nlohmann::json report_json(const sparsify_cli_options& o, const sparse::sparsify
           {"sparsity", settings.sparsity},
           {"min_size", settings.min_size},
           {"norm", settings.norm == sparse::block_norm::l1 ? "l1" : "l2"},
-          {"criterion", o.data.given() && o.criterion != "magnitude" ? "obs" : "magnitude"},
+          {"criterion", !o.data.given() || o.criterion == "magnitude" ? "magnitude" : o.criterion.empty() ? "obs" : o.criterion},
           {"dense_baseline_isa", baseline},
           {"nodes", tooling::to_json(plan)}};
 }
@@ -177,9 +178,11 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
   options.block_cols = settings.block.cols;
   options.sparsity = settings.sparsity;
   options.chunk_rows = o.chunk_rows;
+  options.relative_damping = o.damping;
   options.allocate = !o.uniform;
   options.sequential = o.sequential || o.residual_target;
   options.residual_target = o.residual_target;
+  options.greedy = o.criterion == "obs-greedy";
   options.saving_ms = budget.saving_ms;
   const auto baseline = sparse::dense_baseline_from(runtime::dense_gemm_isa());
   options.time_fraction = [baseline](double s) { return 1.0 / sparse::predicted_speedup(s, baseline); };
@@ -203,7 +206,7 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
         << std::setw(10) << percent_text(s) << (l.bias_updated ? "updated" : "none") << "\n";
     if (budget.layer_ms.count(l.node)) rows[i]["dense_ms"] = budget.layer_ms.at(l.node);
   }
-  report = {{"batches", data.calibration.size()}, {"chunk_rows", o.chunk_rows}, {"allocated", !o.uniform}, {"sequential", options.sequential},
+  report = {{"batches", data.calibration.size()}, {"chunk_rows", o.chunk_rows}, {"damping", o.damping}, {"allocated", !o.uniform}, {"sequential", options.sequential},
             {"residual_target", o.residual_target}, {"layers", rows}};
   return sparsity;
 }
@@ -334,11 +337,12 @@ void check_sparsify_arguments(const sparsify_cli_options& o) {
   if (!o.dry_run && o.output.empty()) throw error(errc::invalid_argument, "give -o OUT, or --dry-run to write nothing");
   check_calibration_sources(o.data);
   if (o.chunk_rows < 1) throw error(errc::invalid_argument, "--chunk-rows must be at least 1");
-  if (!o.criterion.empty() && o.criterion != "magnitude" && o.criterion != "obs") {
-    throw error(errc::invalid_argument, "--criterion must be magnitude or obs, not '" + o.criterion + "'");
+  if (!(o.damping > 0.0)) throw error(errc::invalid_argument, "--damping must be positive");
+  if (!o.criterion.empty() && o.criterion != "magnitude" && o.criterion != "obs" && o.criterion != "obs-greedy") {
+    throw error(errc::invalid_argument, "--criterion must be magnitude, obs or obs-greedy, not '" + o.criterion + "'");
   }
-  if (o.criterion == "obs" && !o.data.given()) {
-    throw error(errc::invalid_argument, "--criterion obs chooses blocks on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
+  if (!o.criterion.empty() && o.criterion != "magnitude" && !o.data.given()) {
+    throw error(errc::invalid_argument, "--criterion " + o.criterion + " chooses blocks on calibration data: give --calib-dir DIR or --calib-text FILE --tokenizer T");
   }
   const double target = o.latency.target_speedup;
   const bool searching = target != 0.0 || o.max_cosine_drop != 0.0;
@@ -408,8 +412,12 @@ void declare_sparsify(CLI::App& sub, sparsify_cli_options& o) {
   declare_calibration_options(sub, o.data,
                               "Calibration batches (test-data subfolders or one .pb per batch): choose blocks by their effect on each layer's output and update the kept weights (SparseGPT-style); measure agreement");
   sub.add_option("--criterion", o.criterion,
-                 "magnitude (block norm) or obs (calibrated: output error, kept weights updated); default obs with calibration data, else magnitude");
+                 "magnitude (block norm), obs (calibrated: output error, kept weights updated in one pass over the rows) or obs-greedy "
+                 "(calibrated: blocks removed one at a time per block column, every kept weight refit exactly; slower, lower error); "
+                 "default obs with calibration data, else magnitude");
   sub.add_option("--chunk-rows", o.chunk_rows, "With calibration data: input rows whose blocks are chosen together (default 128)");
+  sub.add_option("--damping", o.damping,
+                 "With calibration data: added to the input moments' diagonal, relative to its mean (default 0.01; larger generalises better from few calibration rows)");
   sub.add_flag("--uniform", o.uniform,
                "With calibration data: the same sparsity in every layer (default: per layer, where the measured output error grows least, --sparsity of the weights overall)");
   sub.add_flag("--sequential", o.sequential,

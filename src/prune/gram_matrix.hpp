@@ -20,10 +20,16 @@ inline dense_matrix moments_matrix(const input_gram& gram) {
   return g;
 }
 
+/// The ridge damped_moments adds: `relative_ridge` times the mean of the first `inputs`
+/// diagonal entries.
+inline double moments_ridge(const dense_matrix& moments, double relative_ridge, std::int64_t inputs) {
+  return relative_ridge * std::max(moments.diagonal().head(inputs).mean(), 1e-12);
+}
+
 /// `moments` with `relative_ridge` times the mean of its first `inputs` diagonal entries added
 /// to them (the constant stays unridged): positive definite even with dead or collinear inputs.
 inline dense_matrix damped_moments(dense_matrix moments, double relative_ridge, std::int64_t inputs) {
-  const double lambda = relative_ridge * std::max(moments.diagonal().head(inputs).mean(), 1e-12);
+  const double lambda = moments_ridge(moments, relative_ridge, inputs);
   for (std::int64_t i = 0; i < inputs; ++i) moments(i, i) += lambda;
   return moments;
 }

@@ -91,15 +91,21 @@ std::int64_t zero_blocks(const std::vector<float>& w, std::int64_t block_rows, s
   return zeros;
 }
 
-}  // namespace
-
-TEST_CASE("calibrated block sparsity reports the output error measured on the calibration rows, below magnitude's", "[prune][block-sparsity]") {
-  const std::vector<float> x = correlated_rows(1), w = random_values(features * outputs, 2), b = random_values(outputs, 3);
+/// 8x8 blocks chosen 16 rows at a time: a 6 x 5 grid on the test layer.
+prune::block_sparsity_options eight_by_eight(double sparsity) {
   prune::block_sparsity_options o;
   o.block_rows = 8;
   o.block_cols = 8;
   o.chunk_rows = 16;
-  o.sparsity = 0.5;
+  o.sparsity = sparsity;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("calibrated block sparsity reports the output error measured on the calibration rows, below magnitude's", "[prune][block-sparsity]") {
+  const std::vector<float> x = correlated_rows(1), w = random_values(features * outputs, 2), b = random_values(outputs, 3);
+  const prune::block_sparsity_options o = eight_by_eight(0.5);
   const prune::block_sparsity_result r = prune::sparsify_blocks_calibrated(gram_of(x), w, b, outputs, o);
 
   CHECK(r.blocks_total == 6 * 5);
@@ -145,6 +151,28 @@ TEST_CASE("with every block removed the bias becomes the mean output, and with n
   CHECK(none.weight == w);
   CHECK(none.bias == b);
   CHECK(none.relative_error == Approx(0.0).margin(1e-12));
+}
+
+TEST_CASE("greedy block removal refits every kept weight: lower error than one pass over the rows, same share of blocks", "[prune][block-sparsity]") {
+  const std::vector<float> x = correlated_rows(1), w = random_values(features * outputs, 2), b = random_values(outputs, 3);
+  prune::block_sparsity_options o = eight_by_eight(0.0);
+  const std::vector<double> want = layer_output(x, w, b);
+  for (double sparsity : {0.25, 0.5, 0.75}) {
+    CAPTURE(sparsity);
+    o.sparsity = sparsity;
+    o.greedy = false;
+    const prune::block_sparsity_result one_pass = prune::sparsify_blocks_calibrated(gram_of(x), w, b, outputs, o);
+    o.greedy = true;
+    const prune::block_sparsity_result greedy = prune::sparsify_blocks_calibrated(gram_of(x), w, b, outputs, o);
+    CHECK(greedy.blocks_removed == one_pass.blocks_removed);
+    CHECK(zero_blocks(greedy.weight, 8, 8) == greedy.blocks_removed);
+    CHECK(greedy.relative_error == Approx(relative_error(want, layer_output(x, greedy.weight, greedy.bias))).epsilon(1e-3));
+    CHECK(greedy.relative_error < one_pass.relative_error);
+  }
+  o.sparsity = 0.0;
+  const prune::block_sparsity_result none = prune::sparsify_blocks_calibrated(gram_of(x), w, b, outputs, o);
+  CHECK(none.weight == w);
+  CHECK(none.bias == b);
 }
 
 TEST_CASE("calibrated block sparsity refuses bad sizes, options and empty moments", "[prune][block-sparsity]") {
@@ -299,6 +327,23 @@ TEST_CASE("block-sparsity sensitivity: the allocation's error table, and layers 
   REQUIRE(table.size() == 2);
   CHECK(table[0] == all[0].relative_error);
   CHECK(table[1] == all[1].relative_error);
+}
+
+TEST_CASE("greedy block removal predicts the error table from its removal order: the solved layers' errors", "[prune][block-sparsity]") {
+  const ir::model m = two_layer_mlp();
+  const std::vector<runtime::tensor_map> feeds = seeded_batches(m, 4, 31);
+  prune::block_sparsity_options o;
+  o.greedy = true;
+  const auto table = prune::measure_block_sparsity_sensitivity(m, products(m), feeds, o);
+  REQUIRE(table.size() == 2);
+  for (std::size_t level : {0, 3, 8, 13, 15}) {
+    CAPTURE(level);
+    o.sparsity = table[0].levels[level];
+    ir::model solved = m.clone();
+    const auto layers = prune::apply_calibrated_block_sparsity(solved, products(solved), feeds, o);
+    for (std::size_t l = 0; l < 2; ++l) CHECK(table[l].relative_error[level] == Approx(layers[l].result.relative_error).epsilon(1e-6).margin(1e-9));
+  }
+  CHECK(table[0].relative_error.back() > table[0].relative_error[8]);
 }
 
 TEST_CASE("sequential block sparsity towards the residual sum: the last layer aims at the model output, less the stream as changed", "[prune][block-sparsity]") {

@@ -36,6 +36,13 @@ struct block_sparsity_options {
   /// Rows whose masks are chosen together (rounded up to whole blocks): larger chunks let
   /// sparsity gather where it costs least; smaller ones rank on more up-to-date weights.
   std::int64_t chunk_rows = 128;
+  /// Instead of one pass over the rows in chunks: in each block column (the block_cols outputs
+  /// that share a mask), blocks go one at a time, the one whose removal adds the least output
+  /// error with every other kept weight of those outputs refit exactly, and the columns share
+  /// the layer's removals where they cost least (Optimal Brain Compression's greedy, Frantar
+  /// et al. 2022, by blocks). Every kept row makes up for a removal, not only the later ones;
+  /// it costs block_rows * K^2 per block removed (chunk_rows is unused).
+  bool greedy = false;
   /// Damping of H's diagonal, relative to its mean (SparseGPT uses 1%).
   double relative_damping = 0.01;
   /// apply_calibrated_block_sparsity only: a sparsity per layer instead of the same for all.

@@ -132,7 +132,8 @@ def test_quantize_excludes_and_smooths_like_the_cli(cli, corpus, tmp_path):
     assert report["smooth_quant"] and all(s["outlier_ratio_after"] <= s["outlier_ratio_before"] for s in report["smooth_quant"])
 
 
-@pytest.mark.parametrize("flags, keywords", [((), {}), (("--residual-target",), {"residual_target": True})])
+@pytest.mark.parametrize("flags, keywords", [((), {}), (("--residual-target",), {"residual_target": True}),
+                                             (("--criterion", "obs-greedy", "--damping", "0.05"), {"greedy": True, "damping": 0.05})])
 def test_calibrated_sparsify_matches_the_cli(cli, corpus, tmp_path, flags, keywords):
     model = inferopt.load(corpus / "bert_ts.onnx")
     batches = token_batches(model, 3)
@@ -143,9 +144,10 @@ def test_calibrated_sparsify_matches_the_cli(cli, corpus, tmp_path, flags, keywo
     sparse, report = inferopt.sparsify(model, sparsity=0.5, min_size=1024, batches=batches, **keywords)
     assert sparse.to_bytes() == out.read_bytes()
     cli_report = json.loads(report_path.read_text())
-    assert report["criterion"] == cli_report["criterion"] == "obs"
+    assert report["criterion"] == cli_report["criterion"] == ("obs-greedy" if keywords.get("greedy") else "obs")
     assert report["calibrated"]["layers"] == cli_report["calibrated"]["layers"]
-    assert report["calibrated"]["residual_target"] == cli_report["calibrated"]["residual_target"] == bool(flags)
+    assert report["calibrated"]["damping"] == cli_report["calibrated"]["damping"] == keywords.get("damping", 0.01)
+    assert report["calibrated"]["residual_target"] == cli_report["calibrated"]["residual_target"] == bool(keywords.get("residual_target"))
 
 
 def test_prune_on_batches_refits_and_recalibrates_like_the_cli(cli, corpus, tmp_path):
