@@ -106,7 +106,7 @@ def fp16(model: ModelLike, keep_io_types: bool = True, block_ops: Sequence[str] 
 def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min_size: int = 65536,
              norm: str = "l2", dry_run: bool = False, batches: Optional[Batches] = None, allocate: bool = True,
              sequential: bool = False, chunk_rows: int = 128, residual_target: bool = False,
-             greedy: bool = False, damping: float = 0.01) -> Tuple[Model, Report]:
+             greedy: bool = False, damping: float = 0.01, max_layer_sparsity: float = 0.9375) -> Tuple[Model, Report]:
     """Block sparsity on MatMul/Gemm weights, run as ``inferopt.BlockSparseMatMul`` (``inferopt sparsify``).
 
     Without ``batches``, the smallest blocks by norm go. With calibration ``batches``, blocks are
@@ -116,12 +116,14 @@ def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min
     residual stream, towards the original sum; implies ``sequential``). ``greedy`` removes each block
     column's blocks one at a time with every kept weight refit exactly (``--criterion obs-greedy``):
     slower, less error. ``damping`` is added to the input moments' diagonal, relative to its mean
-    (``--damping``). This changes the model's numbers. The report lists each product's
+    (``--damping``); ``max_layer_sparsity`` caps any one layer's share when allocating
+    (``--max-layer-sparsity``). This changes the model's numbers. The report lists each product's
     decision and predicted speedup (and, calibrated, each layer's output error).
     """
     return _core.sparsify(load(model), sparsity, block, min_size, norm, dry_run,
                           None if batches is None else list(batches),
-                          _core._CalibratedBlocks(allocate, sequential, chunk_rows, residual_target, greedy, damping))
+                          _core._CalibratedBlocks(allocate, sequential, chunk_rows, residual_target, greedy, damping,
+                                                  max_layer_sparsity))
 
 
 def sparsifiable_layers(model: ModelLike, block: str = "16x16", min_size: int = 65536) -> list:

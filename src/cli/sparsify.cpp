@@ -39,6 +39,7 @@ struct sparsify_cli_options {
   std::string criterion;  // magnitude, obs or obs-greedy; default obs with calibration data, else magnitude
   std::int64_t chunk_rows = 128;
   double damping = prune::block_sparsity_options{}.relative_damping;
+  double max_layer_sparsity = prune::block_sparsity_options{}.max_layer_sparsity;
   bool uniform = false;
   bool sequential = false;
   bool residual_target = false;  // implies sequential
@@ -179,6 +180,7 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
   options.sparsity = settings.sparsity;
   options.chunk_rows = o.chunk_rows;
   options.relative_damping = o.damping;
+  options.max_layer_sparsity = o.max_layer_sparsity;
   options.allocate = !o.uniform;
   options.sequential = o.sequential || o.residual_target;
   options.residual_target = o.residual_target;
@@ -206,7 +208,7 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
         << std::setw(10) << percent_text(s) << (l.bias_updated ? "updated" : "none") << "\n";
     if (budget.layer_ms.count(l.node)) rows[i]["dense_ms"] = budget.layer_ms.at(l.node);
   }
-  report = {{"batches", data.calibration.size()}, {"chunk_rows", o.chunk_rows}, {"damping", o.damping}, {"allocated", !o.uniform}, {"sequential", options.sequential},
+  report = {{"batches", data.calibration.size()}, {"chunk_rows", o.chunk_rows}, {"damping", o.damping}, {"max_layer_sparsity", o.max_layer_sparsity}, {"allocated", !o.uniform}, {"sequential", options.sequential},
             {"residual_target", o.residual_target}, {"layers", rows}};
   return sparsity;
 }
@@ -312,7 +314,7 @@ attempt search_speedup(const sparsify_cli_options& o, const ir::model& original,
 /// within it: sparsity 0, made then).
 attempt search_cosine(const sparsify_cli_options& o, const ir::model& original, const calibration_data& data,
                       std::vector<std::vector<double>>& level_errors, nlohmann::json& section) {
-  double lo = 0.0, hi = prune::block_sparsity_options{}.max_layer_sparsity;
+  double lo = 0.0, hi = o.max_layer_sparsity;
   nlohmann::json probes = nlohmann::json::array();
   std::optional<attempt> kept;
   for (int i = 0; i < 6; ++i) {
@@ -338,6 +340,7 @@ void check_sparsify_arguments(const sparsify_cli_options& o) {
   check_calibration_sources(o.data);
   if (o.chunk_rows < 1) throw error(errc::invalid_argument, "--chunk-rows must be at least 1");
   if (!(o.damping > 0.0)) throw error(errc::invalid_argument, "--damping must be positive");
+  if (!(o.max_layer_sparsity > 0.0 && o.max_layer_sparsity <= 1.0)) throw error(errc::invalid_argument, "--max-layer-sparsity must be in (0, 1]");
   if (!o.criterion.empty() && o.criterion != "magnitude" && o.criterion != "obs" && o.criterion != "obs-greedy") {
     throw error(errc::invalid_argument, "--criterion must be magnitude, obs or obs-greedy, not '" + o.criterion + "'");
   }
@@ -418,6 +421,8 @@ void declare_sparsify(CLI::App& sub, sparsify_cli_options& o) {
   sub.add_option("--chunk-rows", o.chunk_rows, "With calibration data: input rows whose blocks are chosen together (default 128)");
   sub.add_option("--damping", o.damping,
                  "With calibration data: added to the input moments' diagonal, relative to its mean (default 0.01; larger generalises better from few calibration rows)");
+  sub.add_option("--max-layer-sparsity", o.max_layer_sparsity,
+                 "With calibration data, allocated: the most any one layer loses, rounded down to sixteenths (default 0.9375)");
   sub.add_flag("--uniform", o.uniform,
                "With calibration data: the same sparsity in every layer (default: per layer, where the measured output error grows least, --sparsity of the weights overall)");
   sub.add_flag("--sequential", o.sequential,

@@ -45,6 +45,7 @@ struct calibrated_settings {
   bool residual_target = false;  ///< towards the original residual sums (with sequential)
   bool greedy = false;           ///< blocks one at a time per block column, every kept weight refit
   double damping = prune::block_sparsity_options{}.relative_damping;
+  double max_layer_sparsity = prune::block_sparsity_options{}.max_layer_sparsity;
 };
 
 /// Chooses the blocks of every product the plan rewrites on `data` and updates the kept
@@ -67,12 +68,13 @@ std::map<std::string, double> calibrate_blocks(ir::model& m, const sparse::spars
   options.residual_target = c.residual_target;
   options.greedy = c.greedy;
   options.relative_damping = c.damping;
+  options.max_layer_sparsity = c.max_layer_sparsity;
   const std::vector<prune::block_sparsity_layer> done = prune::apply_calibrated_block_sparsity(m, layers, data, options);
   std::map<std::string, double> sparsity;
   for (const auto& l : done) {
     sparsity[l.node] = static_cast<double>(l.result.blocks_removed) / static_cast<double>(std::max<std::int64_t>(l.result.blocks_total, 1));
   }
-  section = {{"batches", data.size()}, {"chunk_rows", c.chunk_rows}, {"damping", c.damping}, {"allocated", c.allocate}, {"sequential", options.sequential}, {"residual_target", c.residual_target},
+  section = {{"batches", data.size()}, {"chunk_rows", c.chunk_rows}, {"damping", c.damping}, {"max_layer_sparsity", c.max_layer_sparsity}, {"allocated", c.allocate}, {"sequential", options.sequential}, {"residual_target", c.residual_target},
              {"layers", tooling::to_json(done)}};
   return sparsity;
 }
@@ -158,11 +160,13 @@ py::object block_sensitivity(const ir::model& m, const py::object& batches, std:
 
 void bind_sparsify(py::module_& m) {
   py::class_<calibrated_settings>(m, "_CalibratedBlocks")
-      .def(py::init([](bool allocate, bool sequential, std::int64_t chunk_rows, bool residual_target, bool greedy, double damping) {
-             return calibrated_settings{allocate, sequential, chunk_rows, residual_target, greedy, damping};
+      .def(py::init([](bool allocate, bool sequential, std::int64_t chunk_rows, bool residual_target, bool greedy, double damping,
+                       double max_layer_sparsity) {
+             return calibrated_settings{allocate, sequential, chunk_rows, residual_target, greedy, damping, max_layer_sparsity};
            }),
            py::arg("allocate") = true, py::arg("sequential") = false, py::arg("chunk_rows") = 128, py::arg("residual_target") = false,
-           py::arg("greedy") = false, py::arg("damping") = prune::block_sparsity_options{}.relative_damping);
+           py::arg("greedy") = false, py::arg("damping") = prune::block_sparsity_options{}.relative_damping,
+           py::arg("max_layer_sparsity") = prune::block_sparsity_options{}.max_layer_sparsity);
   m.def("sparsify", &sparsify, py::arg("model"), py::arg("sparsity") = 0.75, py::arg("block") = "16x16",
         py::arg("min_size") = 65536, py::arg("norm") = "l2", py::arg("dry_run") = false, py::arg("batches") = py::none(),
         py::arg("calibrated") = calibrated_settings{},

@@ -102,6 +102,7 @@ TEST_CASE("sparsify refuses bad options in one line and writes nothing", "[cli][
       {{"--calib-dir", "d", "--calib-text", "s.txt"}, "give --calib-dir or --calib-text, not both"},
       {{"--chunk-rows", "0"}, "--chunk-rows must be at least 1"},
       {{"--damping", "0"}, "--damping must be positive"},
+      {{"--max-layer-sparsity", "1.5"}, "--max-layer-sparsity must be in (0, 1]"},
       {{"--target-speedup", "0.5"}, "--target-speedup must be above 1"},
       {{"--max-cosine-drop", "2"}, "--max-cosine-drop must be in (0, 1)"},
       {{"--target-speedup", "1.5", "--max-cosine-drop", "0.1"}, "give --target-speedup or --max-cosine-drop, not both"},

@@ -133,7 +133,8 @@ def test_quantize_excludes_and_smooths_like_the_cli(cli, corpus, tmp_path):
 
 
 @pytest.mark.parametrize("flags, keywords", [((), {}), (("--residual-target",), {"residual_target": True}),
-                                             (("--criterion", "obs-greedy", "--damping", "0.05"), {"greedy": True, "damping": 0.05})])
+                                             (("--criterion", "obs-greedy", "--damping", "0.05", "--max-layer-sparsity", "0.75"),
+                                              {"greedy": True, "damping": 0.05, "max_layer_sparsity": 0.75})])
 def test_calibrated_sparsify_matches_the_cli(cli, corpus, tmp_path, flags, keywords):
     model = inferopt.load(corpus / "bert_ts.onnx")
     batches = token_batches(model, 3)
@@ -147,6 +148,8 @@ def test_calibrated_sparsify_matches_the_cli(cli, corpus, tmp_path, flags, keywo
     assert report["criterion"] == cli_report["criterion"] == ("obs-greedy" if keywords.get("greedy") else "obs")
     assert report["calibrated"]["layers"] == cli_report["calibrated"]["layers"]
     assert report["calibrated"]["damping"] == cli_report["calibrated"]["damping"] == keywords.get("damping", 0.01)
+    assert report["calibrated"]["max_layer_sparsity"] == cli_report["calibrated"]["max_layer_sparsity"] == \
+        keywords.get("max_layer_sparsity", 0.9375)
     assert report["calibrated"]["residual_target"] == cli_report["calibrated"]["residual_target"] == bool(keywords.get("residual_target"))
 
 
