@@ -137,15 +137,17 @@ TEST_CASE("prune with a calibrated criterion on a text encoder refits the layers
 }
 
 TEST_CASE("prune --target-speedup reports the latency table, its attempts and keeps the one measured closest", "[cli][prune]") {
+  // The target leaves room: under a sanitizer on a loaded machine the measured table of this
+  // small encoder has predicted at most 1.22x.
   scratch dir("prune_latency");
   const text_encoder_case text = text_encoder(dir.path(), "The quick brown fox jumps over the lazy dog.\nA smaller model runs faster.\n");
   const fs::path out = dir / "p.onnx", report = dir / "report.json";
-  process_result r = run_cli(joined({"prune", text.model.string(), "-o", out.string(), "--criterion", "energy", "--target-speedup", "1.3",
+  process_result r = run_cli(joined({"prune", text.model.string(), "-o", out.string(), "--criterion", "energy", "--target-speedup", "1.15",
                                      "--latency-rounds", "3", "--latency-seq-len", "32", "--report", report.string()},
                                     text.calibration));
   CAPTURE(r.out, r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Contains("target speedup 1.3") && Contains("measured") && Contains("predicted") && Contains("sensitivity"));
+  CHECK_THAT(r.out, Contains("target speedup 1.15") && Contains("measured") && Contains("predicted") && Contains("sensitivity"));
   CHECK(run_cli({"run", out.string()}).exit_code == 0);
   const json j = json::parse(read_bytes(report));
   const json& l = j["latency"];
@@ -153,8 +155,8 @@ TEST_CASE("prune --target-speedup reports the latency table, its attempts and ke
   REQUIRE_FALSE(l["attempts"].empty());
   CHECK(l["attempts"].size() <= 4);
   double closest = 1e9;
-  for (const json& a : l["attempts"]) closest = std::min(closest, std::abs(a["measured_speedup"].get<double>() / 1.3 - 1.0));
-  CHECK(std::abs(l["measured_speedup"].get<double>() / 1.3 - 1.0) == Approx(closest));
+  for (const json& a : l["attempts"]) closest = std::min(closest, std::abs(a["measured_speedup"].get<double>() / 1.15 - 1.0));
+  CHECK(std::abs(l["measured_speedup"].get<double>() / 1.15 - 1.0) == Approx(closest));
   CHECK_FALSE(l["nodes"].empty());
   for (const json& n : l["nodes"]) CHECK(n["predicted_ms"].get<double>() <= n["ms"].get<double>() + 1e-12);
   REQUIRE_FALSE(j["groups_changed"].empty());
