@@ -109,9 +109,11 @@ struct layer_objective {
   double energy = 0.0;
 
   [[nodiscard]] double relative_error(const rows_matrix& w) const {
-    const double e = energy - 2.0 * (w.array() * target.array()).sum() + (w.array() * (seen * w).array()).sum();
-    return std::max(e, 0.0) / (energy > 0.0 ? energy : 1.0);
+    return relative(energy - 2.0 * (w.array() * target.array()).sum() + (w.array() * (seen * w).array()).sum());
   }
+
+  /// An error value of this objective (rounding may take it below zero) over the energy.
+  [[nodiscard]] double relative(double error) const { return std::max(error, 0.0) / (energy > 0.0 ? energy : 1.0); }
 };
 
 /// The layer's weight with its bias as the last row, [D, N].
@@ -194,8 +196,7 @@ class block_solver {
   [[nodiscard]] double relative_error(double sparsity) const {
     if (!greedy_) return solve(sparsity, false).relative_error;
     const auto count = std::llround(sparsity * static_cast<double>(grid_.count()));
-    const double e = objective_.energy + greedy_->error_less_energy(greedy_->spread(count));
-    return std::max(e, 0.0) / (objective_.energy > 0.0 ? objective_.energy : 1.0);
+    return objective_.relative(objective_.energy + greedy_->error_less_energy(greedy_->spread(count)));
   }
 
  private:
