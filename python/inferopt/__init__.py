@@ -106,7 +106,8 @@ def fp16(model: ModelLike, keep_io_types: bool = True, block_ops: Sequence[str] 
 def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min_size: int = 65536,
              norm: str = "l2", dry_run: bool = False, batches: Optional[Batches] = None, allocate: bool = True,
              sequential: bool = False, chunk_rows: int = 128, residual_target: bool = False,
-             greedy: bool = False, damping: float = 0.01, max_layer_sparsity: float = 0.9375) -> Tuple[Model, Report]:
+             greedy: bool = False, damping: float = 0.01, max_layer_sparsity: float = 0.9375,
+             sensitivity: bool = False) -> Tuple[Model, Report]:
     """Block sparsity on MatMul/Gemm weights, run as ``inferopt.BlockSparseMatMul`` (``inferopt sparsify``).
 
     Without ``batches``, the smallest blocks by norm go. With calibration ``batches``, blocks are
@@ -117,13 +118,14 @@ def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min
     column's blocks one at a time with every kept weight refit exactly (``--criterion obs-greedy``):
     slower, less error. ``damping`` is added to the input moments' diagonal, relative to its mean
     (``--damping``); ``max_layer_sparsity`` caps any one layer's share when allocating
-    (``--max-layer-sparsity``). This changes the model's numbers. The report lists each product's
+    (``--max-layer-sparsity``); ``sensitivity`` allocates by each layer's measured drop of the
+    output's cosine, that layer alone sparsified (``--sensitivity``). This changes the model's numbers. The report lists each product's
     decision and predicted speedup (and, calibrated, each layer's output error).
     """
     return _core.sparsify(load(model), sparsity, block, min_size, norm, dry_run,
                           None if batches is None else list(batches),
                           _core._CalibratedBlocks(allocate, sequential, chunk_rows, residual_target, greedy, damping,
-                                                  max_layer_sparsity))
+                                                  max_layer_sparsity, sensitivity))
 
 
 def sparsifiable_layers(model: ModelLike, block: str = "16x16", min_size: int = 65536) -> list:
@@ -132,16 +134,18 @@ def sparsifiable_layers(model: ModelLike, block: str = "16x16", min_size: int = 
 
 
 def block_sparsity_sensitivity(model: ModelLike, batches: Batches, layers: Sequence[str] = (), block: str = "16x16",
-                               min_size: int = 65536, max_layer_sparsity: float = 0.9375, chunk_rows: int = 128) -> list:
+                               min_size: int = 65536, max_layer_sparsity: float = 0.9375, chunk_rows: int = 128,
+                               end_to_end: bool = False) -> list:
     """Per-layer sensitivity to block sparsity: each layer's relative output error at every sixteenth.
 
     Blocks are chosen on the calibration ``batches`` and the kept weights updated (the table
     ``inferopt sparsify --calib-dir`` allocates sparsity by). Rows ``{"node", "levels",
-    "relative_error"}`` in graph order; ``layers`` (labels from :func:`sparsifiable_layers`)
+    "relative_error"}`` in graph order (``end_to_end``: and ``"cosine_drop"``, the model output's mean
+    cosine drop on the first 64 batches with that layer alone sparsified); ``layers`` (labels from :func:`sparsifiable_layers`)
     limits the sweep, and sweeps over disjoint layers are rows of the whole.
     """
     return _core.block_sparsity_sensitivity(load(model), list(batches), list(layers), block, min_size,
-                                            max_layer_sparsity, chunk_rows)
+                                            max_layer_sparsity, chunk_rows, end_to_end)
 
 
 def _scheme(method: str, percentile: float, activation: str, per_tensor: bool):

@@ -16,6 +16,7 @@
 #include "inferopt/ir/graph.hpp"
 #include "linear_weight.hpp"
 #include "observe_inputs.hpp"
+#include "output_cosine.hpp"
 #include "paired_moments.hpp"
 
 namespace inferopt::prune {
@@ -316,6 +317,13 @@ void sparsify_in_sequence(ir::model& m, const std::vector<block_job>& jobs, cons
   }
 }
 
+/// Writes a solved layer's weight (and bias, when it has one) into the graph that holds it.
+void install(ir::model& m, const block_job& j, const block_sparsity_result& r) {
+  ir::graph& g = *j.node->owner();
+  store_weight_rows(g, *j.node, j.transposed, r.weight, j.n, "_sparse");
+  if (j.bias) store_bias(g, *j.bias, r.bias, m.ir_version, "_sparse");
+}
+
 /// The layers as jobs, in graph order. @throws error for a node that is not a layer of `m`'s
 /// main graph.
 std::vector<block_job> jobs_of(const ir::model& m, const std::vector<const ir::node*>& layers) {
@@ -360,6 +368,43 @@ std::vector<std::vector<double>> error_table(const ir::model& m, const std::vect
     for (double level : levels) errors[i].push_back(s.relative_error(level));
   });
   return errors;
+}
+
+/// `job`'s node in `copy`, a clone of the model `job` was made from (nodes keep their order).
+block_job job_in_copy(const ir::model& original, ir::model& copy, const block_job& job) {
+  auto at = copy.graph().nodes().begin();
+  for (const ir::node* n : original.graph().nodes()) {
+    if (n == job.node) break;
+    ++at;
+  }
+  return job_of(copy, **at);
+}
+
+/// Per job, the drop of the model's first output's mean cosine on the first measure_batches
+/// batches with only that layer sparsified, measured at every other level and the last,
+/// linear between them, and never falling as the level rises.
+std::vector<std::vector<double>> drop_table(const ir::model& m, const std::vector<block_job>& jobs,
+                                            std::span<const runtime::tensor_map> batches, const block_sparsity_options& options,
+                                            std::int64_t max_gram_bytes, const std::vector<double>& levels) {
+  const auto measure = batches.first(std::min(batches.size(), std::max<std::size_t>(1, options.measure_batches)));
+  const std::vector<std::vector<float>> reference = first_outputs(m, measure);
+  std::vector<std::vector<double>> drops(jobs.size());
+  for_each_solver(m, jobs, batches, options, max_gram_bytes, [&](std::size_t i, const block_solver& s) {
+    std::vector<double>& d = drops[i];
+    d.assign(levels.size(), 0.0);
+    std::size_t measured = 0;
+    for (std::size_t l = 1; l < levels.size(); ++l) {
+      if (l % 2 != 0 && l + 1 != levels.size()) continue;
+      ir::model probe = m.clone();
+      install(probe, job_in_copy(m, probe, jobs[i]), s.solve(levels[l], false));
+      d[l] = std::max(d[measured], mean_cosine_drop(reference, first_outputs(probe, measure)));
+      for (std::size_t between = measured + 1; between < l; ++between) {
+        d[between] = d[measured] + (d[l] - d[measured]) * (levels[between] - levels[measured]) / (levels[l] - levels[measured]);
+      }
+      measured = l;
+    }
+  });
+  return drops;
 }
 
 /// Sparsities a layer may get when they are allocated: sixteenths up to `most`.
@@ -429,7 +474,8 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
     if (level_errors && level_errors->size() == jobs.size()) {
       errors = *level_errors;
     } else {
-      errors = error_table(m, jobs, batches, options, max_gram_bytes, levels);
+      errors = options.end_to_end ? drop_table(m, jobs, batches, options, max_gram_bytes, levels)
+                                  : error_table(m, jobs, batches, options, max_gram_bytes, levels);
       if (level_errors) *level_errors = errors;
     }
     std::vector<std::int64_t> weights;
@@ -446,17 +492,15 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
     // D x D matrices per layer, past the moment budget on BERT-sized models.
   }
   std::vector<block_sparsity_layer> out(jobs.size());
-  const auto install = [&](std::size_t i) {
-    ir::graph& g = *jobs[i].node->owner();
-    store_weight_rows(g, *jobs[i].node, jobs[i].transposed, out[i].result.weight, jobs[i].n, "_sparse");
-    if (jobs[i].bias) store_bias(g, *jobs[i].bias, out[i].result.bias, m.ir_version, "_sparse");
+  const auto install_job = [&](std::size_t i) {
+    install(m, jobs[i], out[i].result);
     out[i].result.weight.clear();
     out[i].result.bias.clear();
   };
   if (options.sequential) {
     sparsify_in_sequence(m, jobs, sparsity, batches, options, [&](std::size_t i, block_sparsity_result r) {
       out[i] = {jobs[i].node->label(), jobs[i].k, jobs[i].n, jobs[i].bias.has_value(), std::move(r)};
-      install(i);
+      install_job(i);
     });
     return out;
   }
@@ -464,7 +508,7 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
     out[i] = {jobs[i].node->label(), jobs[i].k, jobs[i].n, jobs[i].bias.has_value(), s.solve(sparsity[i])};
   });
   // Every solve read the unchanged model, so the results go in only now.
-  for (std::size_t i = 0; i < jobs.size(); ++i) install(i);
+  for (std::size_t i = 0; i < jobs.size(); ++i) install_job(i);
   return out;
 }
 
@@ -477,8 +521,10 @@ std::vector<block_sparsity_sensitivity> measure_block_sparsity_sensitivity(const
   const std::vector<block_job> jobs = jobs_of(m, layers);
   const std::vector<double> levels = allocation_levels(options.max_layer_sparsity);
   const std::vector<std::vector<double>> errors = error_table(m, jobs, batches, options, max_gram_bytes, levels);
+  const std::vector<std::vector<double>> drops =
+      options.end_to_end ? drop_table(m, jobs, batches, options, max_gram_bytes, levels) : std::vector<std::vector<double>>(jobs.size());
   std::vector<block_sparsity_sensitivity> out;
-  for (std::size_t i = 0; i < jobs.size(); ++i) out.push_back({jobs[i].node->label(), levels, errors[i]});
+  for (std::size_t i = 0; i < jobs.size(); ++i) out.push_back({jobs[i].node->label(), levels, errors[i], drops[i]});
   return out;
 }
 

@@ -7,28 +7,10 @@
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/prune/apply_pruning.hpp"
+#include "output_cosine.hpp"
 
 namespace inferopt::prune {
 namespace {
-
-/// The first output of `m` on each batch, flattened.
-std::vector<std::vector<float>> first_outputs(const ir::model& m, std::span<const runtime::tensor_map> batches) {
-  runtime::session s(m, {.threads = 0});
-  const std::string& name = s.outputs().front().name;
-  std::vector<std::vector<float>> out;
-  for (const runtime::tensor_map& feed : batches) out.push_back(s.run(feed).at(name).to_float());
-  return out;
-}
-
-double cosine(const std::vector<float>& x, const std::vector<float>& y) {
-  double xy = 0.0, xx = 0.0, yy = 0.0;
-  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
-    xy += static_cast<double>(x[i]) * y[i];
-    xx += static_cast<double>(x[i]) * x[i];
-    yy += static_cast<double>(y[i]) * y[i];
-  }
-  return xx > 0.0 && yy > 0.0 ? xy / std::sqrt(xx * yy) : (xx == yy ? 1.0 : 0.0);
-}
 
 /// The mean cosine drop of `m` cut by `plan` (and refit) against `reference` outputs.
 double drop_of(const ir::model& m, const channel_analysis_options& analysis, const pruning_plan& plan,
@@ -40,10 +22,7 @@ double drop_of(const ir::model& m, const channel_analysis_options& analysis, con
   if (o.refit) refits = plan_refits(cut, a, plan, refit_on, o.refit_options);
   (void)apply_pruning(cut, a, plan);
   install_refits(cut, refits);
-  const std::vector<std::vector<float>> outputs = first_outputs(cut, measure);
-  double drop = 0.0;
-  for (std::size_t b = 0; b < outputs.size(); ++b) drop += 1.0 - cosine(reference[b], outputs[b]);
-  return drop / static_cast<double>(outputs.size());
+  return mean_cosine_drop(reference, first_outputs(cut, measure));
 }
 
 }  // namespace

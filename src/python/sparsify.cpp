@@ -46,6 +46,7 @@ struct calibrated_settings {
   bool greedy = false;           ///< blocks one at a time per block column, every kept weight refit
   double damping = prune::block_sparsity_options{}.relative_damping;
   double max_layer_sparsity = prune::block_sparsity_options{}.max_layer_sparsity;
+  bool sensitivity = false;  ///< allocate by each layer's measured output cosine drop
 };
 
 /// Chooses the blocks of every product the plan rewrites on `data` and updates the kept
@@ -69,12 +70,13 @@ std::map<std::string, double> calibrate_blocks(ir::model& m, const sparse::spars
   options.greedy = c.greedy;
   options.relative_damping = c.damping;
   options.max_layer_sparsity = c.max_layer_sparsity;
+  options.end_to_end = c.sensitivity;
   const std::vector<prune::block_sparsity_layer> done = prune::apply_calibrated_block_sparsity(m, layers, data, options);
   std::map<std::string, double> sparsity;
   for (const auto& l : done) {
     sparsity[l.node] = static_cast<double>(l.result.blocks_removed) / static_cast<double>(std::max<std::int64_t>(l.result.blocks_total, 1));
   }
-  section = {{"batches", data.size()}, {"chunk_rows", c.chunk_rows}, {"damping", c.damping}, {"max_layer_sparsity", c.max_layer_sparsity}, {"allocated", c.allocate}, {"sequential", options.sequential}, {"residual_target", c.residual_target},
+  section = {{"batches", data.size()}, {"chunk_rows", c.chunk_rows}, {"damping", c.damping}, {"max_layer_sparsity", c.max_layer_sparsity}, {"allocated", c.allocate}, {"sensitivity", c.sensitivity}, {"sequential", options.sequential}, {"residual_target", c.residual_target},
              {"layers", tooling::to_json(done)}};
   return sparsity;
 }
@@ -136,7 +138,8 @@ std::vector<const ir::node*> nodes_labelled(const ir::model& m, const std::vecto
 }
 
 py::object block_sensitivity(const ir::model& m, const py::object& batches, std::vector<std::string> layers,
-                             const std::string& block, std::int64_t min_size, double max_layer_sparsity, std::int64_t chunk_rows) {
+                             const std::string& block, std::int64_t min_size, double max_layer_sparsity, std::int64_t chunk_rows,
+                             bool end_to_end) {
   std::vector<py::array> keep;
   const std::vector<runtime::tensor_map> data = batches_of(batches, keep);
   const sparse::sparsify_options settings = pass_of(0.5, block, min_size, "l2")->settings();
@@ -149,8 +152,10 @@ py::object block_sensitivity(const ir::model& m, const py::object& batches, std:
     options.block_cols = settings.block.cols;
     options.max_layer_sparsity = max_layer_sparsity;
     options.chunk_rows = chunk_rows;
+    options.end_to_end = end_to_end;
     for (const auto& row : prune::measure_block_sparsity_sensitivity(m, nodes_labelled(m, layers), data, options)) {
       rows.push_back({{"node", row.node}, {"levels", row.levels}, {"relative_error", row.relative_error}});
+      if (end_to_end) rows.back()["cosine_drop"] = row.cosine_drop;
     }
   }
   return python_of(rows);
@@ -161,12 +166,12 @@ py::object block_sensitivity(const ir::model& m, const py::object& batches, std:
 void bind_sparsify(py::module_& m) {
   py::class_<calibrated_settings>(m, "_CalibratedBlocks")
       .def(py::init([](bool allocate, bool sequential, std::int64_t chunk_rows, bool residual_target, bool greedy, double damping,
-                       double max_layer_sparsity) {
-             return calibrated_settings{allocate, sequential, chunk_rows, residual_target, greedy, damping, max_layer_sparsity};
+                       double max_layer_sparsity, bool sensitivity) {
+             return calibrated_settings{allocate, sequential, chunk_rows, residual_target, greedy, damping, max_layer_sparsity, sensitivity};
            }),
            py::arg("allocate") = true, py::arg("sequential") = false, py::arg("chunk_rows") = 128, py::arg("residual_target") = false,
            py::arg("greedy") = false, py::arg("damping") = prune::block_sparsity_options{}.relative_damping,
-           py::arg("max_layer_sparsity") = prune::block_sparsity_options{}.max_layer_sparsity);
+           py::arg("max_layer_sparsity") = prune::block_sparsity_options{}.max_layer_sparsity, py::arg("sensitivity") = false);
   m.def("sparsify", &sparsify, py::arg("model"), py::arg("sparsity") = 0.75, py::arg("block") = "16x16",
         py::arg("min_size") = 65536, py::arg("norm") = "l2", py::arg("dry_run") = false, py::arg("batches") = py::none(),
         py::arg("calibrated") = calibrated_settings{},
@@ -178,9 +183,10 @@ void bind_sparsify(py::module_& m) {
         "The MatMul/Gemm layers block sparsity would rewrite, by label, in graph order.");
   m.def("block_sparsity_sensitivity", &block_sensitivity, py::arg("model"), py::arg("batches"),
         py::arg("layers") = std::vector<std::string>{}, py::arg("block") = "16x16", py::arg("min_size") = 65536,
-        py::arg("max_layer_sparsity") = 0.9375, py::arg("chunk_rows") = 128,
+        py::arg("max_layer_sparsity") = 0.9375, py::arg("chunk_rows") = 128, py::arg("end_to_end") = false,
         "Each layer's relative output error at every sixteenth of block sparsity (blocks chosen on the "
-        "calibration batches, kept weights updated): the table calibrated block sparsity allocates by. "
+        "calibration batches, kept weights updated): the table calibrated block sparsity allocates by; "
+        "with end_to_end also the model output's cosine drop with that layer alone sparsified. "
         "`layers` (labels; default: every sparsifiable layer) limits it.");
 }
 

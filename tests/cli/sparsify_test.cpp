@@ -109,6 +109,8 @@ TEST_CASE("sparsify refuses bad options in one line and writes nothing", "[cli][
       {{"--max-cosine-drop", "0.05"}, "--target-speedup and --max-cosine-drop measure the sparsified model"},
       {{"--latency-rounds", "0"}, "--latency-rounds must be in [1, 1000]"},
       {{"--sequential"}, "--sequential and --residual-target refit on calibration data"},
+      {{"--sensitivity"}, "--sensitivity measures each layer on calibration data"},
+      {{"--sensitivity", "--calib-dir", "d", "--uniform"}, "--sensitivity measures each layer on calibration data"},
       {{"--residual-target", "--calib-dir", "d", "--criterion", "magnitude"}, "--sequential and --residual-target refit on calibration data"},
   }));
   std::vector<std::string> argv{"sparsify", model.string(), "-o", out.string()};
@@ -174,19 +176,40 @@ TEST_CASE("sparsify with calibration sentences loses less of a text encoder's ou
   // Allocated per layer, 50% of the blocks overall (all blocks are 16x16) within a step.
   CHECK(static_cast<double>(removed) / static_cast<double>(total) == Approx(0.5).margin(0.07));
   CHECK(calibrated["agreement"]["output_cosine"].get<double>() > magnitude["agreement"]["output_cosine"].get<double>());
+  CHECK_FALSE(calibrated["calibrated"]["sensitivity"].get<bool>());
+}
+
+/// `sparsify --min-size 0 FLAGS` of a small text encoder calibrated on three sentences; the
+/// report (the model written and run checked).
+json sparsify_three_sentences(const scratch& dir, const std::vector<std::string>& flags) {
+  const text_encoder_case text = text_encoder(dir.path(), "The quick brown fox jumps over the lazy dog.\nA smaller model runs faster.\n"
+                                                          "Sparsity removes whole blocks of weights.\n");
+  const fs::path out = dir / "s.onnx", report = dir / "s.json";
+  std::vector<std::string> argv{"sparsify", text.model.string(), "-o", out.string(), "--min-size", "0", "--report", report.string()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  process_result r = run_cli(joined(argv, text.calibration));
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(run_cli({"run", out.string()}).exit_code == 0);
+  return json::parse(read_bytes(report));
+}
+
+TEST_CASE("sparsify --sensitivity allocates by each layer's measured output drop, the same share overall", "[cli][sparsify]") {
+  scratch dir("sparsify_sensitivity");
+  const json j = sparsify_three_sentences(dir, {"--sparsity", "0.5", "--sensitivity"});
+  CHECK(j["calibrated"]["sensitivity"].get<bool>());
+  std::int64_t removed = 0, total = 0;
+  for (const json& l : j["calibrated"]["layers"]) {
+    removed += l["blocks_removed"].get<std::int64_t>();
+    total += l["blocks_total"].get<std::int64_t>();
+  }
+  REQUIRE(total > 0);
+  CHECK(static_cast<double>(removed) / static_cast<double>(total) == Approx(0.5).margin(0.07));
 }
 
 TEST_CASE("sparsify --max-cosine-drop keeps the largest probed sparsity within the drop on the calibration text", "[cli][sparsify]") {
   scratch dir("sparsify_cosine");
-  const text_encoder_case text = text_encoder(dir.path(), "The quick brown fox jumps over the lazy dog.\nA smaller model runs faster.\n"
-                                                          "Sparsity removes whole blocks of weights.\n");
-  const fs::path out = dir / "s.onnx", report = dir / "s.json";
-  process_result r = run_cli(joined({"sparsify", text.model.string(), "-o", out.string(), "--min-size", "0", "--max-cosine-drop", "0.02",
-                                     "--report", report.string()},
-                                    text.calibration));
-  CAPTURE(r.out, r.err);
-  REQUIRE(r.exit_code == 0);
-  const json j = json::parse(read_bytes(report));
+  const json j = sparsify_three_sentences(dir, {"--max-cosine-drop", "0.02"});
   const json& budget = j["cosine_budget"];
   REQUIRE(budget["probes"].size() == 6);
   const double chosen = budget["sparsity"].get<double>();

@@ -236,6 +236,18 @@ std::vector<const ir::node*> products(const ir::model& m) {
   return out;
 }
 
+/// A copy of `m` with calibrated block sparsity applied to every product, and what it did.
+struct sparsified {
+  ir::model model;
+  std::vector<prune::block_sparsity_layer> layers;
+};
+
+sparsified sparsified_copy(const ir::model& m, const std::vector<runtime::tensor_map>& feeds, const prune::block_sparsity_options& o) {
+  sparsified out{m.clone(), {}};
+  out.layers = prune::apply_calibrated_block_sparsity(out.model, products(out.model), feeds, o);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("the magnitude pass at the same sparsity runs exactly the calibrated weights", "[prune][block-sparsity]") {
@@ -353,11 +365,9 @@ TEST_CASE("sequential block sparsity towards the residual sum: the last layer ai
   o.sparsity = 0.5;
   o.block_rows = o.block_cols = 8;
   o.sequential = true;
-  ir::model sequential = original.clone();
-  const auto plain = prune::apply_calibrated_block_sparsity(sequential, products(sequential), feeds, o);
+  const auto [sequential, plain] = sparsified_copy(original, feeds, o);
   o.residual_target = true;
-  ir::model residual = original.clone();
-  const auto towards_sum = prune::apply_calibrated_block_sparsity(residual, products(residual), feeds, o);
+  const auto [residual, towards_sum] = sparsified_copy(original, feeds, o);
   REQUIRE(plain.size() == 4);
   REQUIRE(towards_sum.size() == 4);
 
@@ -389,4 +399,88 @@ TEST_CASE("sequential block sparsity towards the residual sum: the last layer ai
   CHECK(towards_sum[3].result.relative_error == Approx(error / aimed).epsilon(1e-3));
   CHECK(weight(residual, 3) != weight(sequential, 3));
   CHECK(towards_sum[3].result.blocks_removed == plain[3].result.blocks_removed);
+}
+
+namespace {
+
+/// y = 10 (x W1 + b1) + (x W2 + b2): two layers alike, one of them amplified on the way out.
+ir::model amplified_pair() {
+  return test::build_model({32, 64}, [](ir::graph_builder& g, ir::value* x) {
+    const auto linear = [&](const std::string& name) {
+      return g.add(g.matmul(x, g.random_constant("w" + name, {64, 64}, 0.3f)), g.random_constant("b" + name, {64}, 0.2f));
+    };
+    ir::value* amplified = g.mul(linear("1"), g.constant("ten", {1}, {10.0f}));  // first in graph order
+    return g.add(amplified, linear("2"));
+  });
+}
+
+/// 1 - the mean over `feeds` of the cosine between the two models' first outputs.
+double cosine_drop(const ir::model& reference, const ir::model& changed, const std::vector<runtime::tensor_map>& feeds) {
+  runtime::session a(reference, {.threads = 1}), b(changed, {.threads = 1});
+  double drop = 0.0;
+  for (const auto& f : feeds) {
+    const std::vector<float> y = a.run(f).begin()->second.to_float(), y2 = b.run(f).begin()->second.to_float();
+    double xy = 0.0, xx = 0.0, yy = 0.0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      xy += double{y[i]} * y2[i];
+      xx += double{y[i]} * y[i];
+      yy += double{y2[i]} * y2[i];
+    }
+    drop += 1.0 - xy / std::sqrt(xx * yy);
+  }
+  return drop / static_cast<double>(feeds.size());
+}
+
+}  // namespace
+
+TEST_CASE("end-to-end block-sparsity sensitivity: each layer alone sparsified, the output's cosine drop measured", "[prune][block-sparsity]") {
+  const ir::model m = amplified_pair();
+  const std::vector<runtime::tensor_map> feeds = seeded_batches(m, 6, 60);
+  prune::block_sparsity_options o;
+  o.block_rows = o.block_cols = 8;
+  o.end_to_end = true;
+  o.measure_batches = 4;
+  const auto rows = prune::measure_block_sparsity_sensitivity(m, products(m), feeds, o);
+  REQUIRE(rows.size() == 2);
+  const std::vector<runtime::tensor_map> measured(feeds.begin(), feeds.begin() + 4);
+  for (std::size_t l = 0; l < 2; ++l) {
+    CAPTURE(l);
+    REQUIRE(rows[l].cosine_drop.size() == rows[l].levels.size());
+    CHECK(rows[l].cosine_drop.front() == 0.0);
+    CHECK(std::is_sorted(rows[l].cosine_drop.begin(), rows[l].cosine_drop.end()));
+    // At a measured level (eighths): the drop of the model with that layer alone solved there.
+    for (std::size_t level : {4, 8, 14}) {
+      CAPTURE(level);
+      prune::block_sparsity_options alone = o;
+      alone.end_to_end = false;
+      alone.sparsity = rows[l].levels[level];
+      ir::model one = m.clone();
+      (void)prune::apply_calibrated_block_sparsity(one, {products(one)[l]}, feeds, alone);
+      CHECK(rows[l].cosine_drop[level] == Approx(cosine_drop(m, one, measured)).epsilon(1e-6).margin(1e-12));
+    }
+    // Between measured levels: halfway.
+    CHECK(rows[l].cosine_drop[5] == Approx(0.5 * (rows[l].cosine_drop[4] + rows[l].cosine_drop[6])));
+  }
+  // Own errors alike, effects a hundredfold apart.
+  CHECK(rows[0].relative_error[8] == Approx(rows[1].relative_error[8]).epsilon(0.5));
+  CHECK(rows[0].cosine_drop[8] > 20.0 * rows[1].cosine_drop[8]);
+}
+
+TEST_CASE("allocating by end-to-end sensitivity spares the amplified layer and keeps the output closer", "[prune][block-sparsity]") {
+  const ir::model original = amplified_pair();
+  const std::vector<runtime::tensor_map> feeds = seeded_batches(original, 6, 70);
+  prune::block_sparsity_options o;
+  o.block_rows = o.block_cols = 8;
+  o.sparsity = 0.5;
+  o.allocate = true;
+  const auto [by_layer, own] = sparsified_copy(original, feeds, o);
+  o.end_to_end = true;
+  const auto [by_output, measured] = sparsified_copy(original, feeds, o);
+  REQUIRE(own.size() == 2);
+  REQUIRE(measured.size() == 2);
+  const auto share = [](const prune::block_sparsity_layer& l) { return static_cast<double>(l.result.blocks_removed) / l.result.blocks_total; };
+  CHECK(share(measured[0]) + share(measured[1]) == Approx(1.0));  // the same budget
+  CHECK(share(measured[1]) > share(measured[0]) + 0.5);
+  CHECK(std::abs(share(own[1]) - share(own[0])) < 0.5);
+  CHECK(cosine_drop(original, by_output, feeds) < 0.5 * cosine_drop(original, by_layer, feeds));
 }

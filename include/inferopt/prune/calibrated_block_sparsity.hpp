@@ -51,6 +51,13 @@ struct block_sparsity_options {
   /// each step going where it adds the least relative error per weight removed.
   bool allocate = false;
   double max_layer_sparsity = 0.9375;
+  /// With `allocate`: the table is end to end instead of each layer's own output error. Each
+  /// layer alone is sparsified (on the unchanged model) at every eighth of sparsity and at
+  /// the last level, and the drop of the model's first output's mean cosine with the original
+  /// is measured on the first `measure_batches` batches; sixteenths between are interpolated.
+  /// A layer's own error cannot tell how much of it the layers after it amplify or absorb.
+  bool end_to_end = false;
+  std::size_t measure_batches = 64;
   /// With `allocate`, latency-aware: each layer's dense time in milliseconds (one per layer
   /// given, in their order) and the time to save instead of `sparsity` of the weights; a
   /// layer at sparsity s > 0 takes layer_ms * time_fraction(s) (a layer left at 0 stays
@@ -118,11 +125,13 @@ struct block_sparsity_sensitivity {
   std::string node;                   ///< the layer's label
   std::vector<double> levels;         ///< sixteenths of sparsity, 0 up to max_layer_sparsity
   std::vector<double> relative_error; ///< of the layer's output at each level, blocks chosen and the rest updated
+  /// With options.end_to_end: the model's output cosine drop at each level, this layer alone sparsified.
+  std::vector<double> cosine_drop;
 };
 
 /// The per-layer sensitivity `apply_calibrated_block_sparsity` allocates by, alone: each of
-/// `layers`' relative output error at every sixteenth of sparsity up to
-/// `options.max_layer_sparsity`, in graph order, `m` unchanged. Every layer is measured on its
+/// `layers`' relative output error (and with `options.end_to_end` the output cosine drop) at
+/// every sixteenth of sparsity up to `options.max_layer_sparsity`, in graph order, `m` unchanged. Every layer is measured on its
 /// inputs in the unchanged model, so tables of disjoint sets of layers measured apart are rows
 /// of the table of all of them.
 /// @throws error(errc::invalid_argument) as apply_calibrated_block_sparsity does.

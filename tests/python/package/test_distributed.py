@@ -69,3 +69,7 @@ def test_block_sparsity_sweep_on_ray_equals_one_process(corpus):
     single = inferopt.block_sparsity_sensitivity(model, batches, min_size=1024)
     assert rows == single and [r["node"] for r in rows] == inferopt.sparsifiable_layers(model, min_size=1024)
     assert all(r["relative_error"][0] < 1e-9 and r["levels"][0] == 0.0 for r in rows)
+    # End to end, each layer is still measured alone on the unchanged model: split rows are the whole's.
+    rows = distributed.block_sparsity_sensitivity(model, batches, tasks=2, min_size=1024, end_to_end=True)
+    assert rows == inferopt.block_sparsity_sensitivity(model, batches, min_size=1024, end_to_end=True)
+    assert all(r["cosine_drop"][0] == 0.0 and r["cosine_drop"] == sorted(r["cosine_drop"]) for r in rows)
