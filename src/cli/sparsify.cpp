@@ -194,9 +194,12 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
       prune::apply_calibrated_block_sparsity(m, layers, data.calibration, options, std::int64_t{512} << 20, &level_errors);
   std::size_t width = 5;
   for (const auto& l : done) width = std::max(width, l.node.size());
+  // Allocated, the table's value at the layer's sparsity: what the layer was predicted to cost alone.
+  const std::string alone = o.uniform ? "" : o.sensitivity ? "cosine drop alone" : "error alone";
   out << "calibrated blocks (" << data.calibration.size() << " batch(es); relative output error on the calibration rows):\n"
       << std::left << std::setw(static_cast<int>(width + 2)) << "layer" << std::setw(14) << "by magnitude" << std::setw(14)
-      << "calibrated" << std::setw(10) << "sparsity" << "bias\n";
+      << "calibrated" << std::setw(10) << "sparsity" << std::setw(9) << "bias" << alone << "\n";
+  double predicted_drop = 0.0;
   nlohmann::json rows = tooling::to_json(done);
   std::map<std::string, double> sparsity;
   for (std::size_t i = 0; i < done.size(); ++i) {
@@ -207,8 +210,15 @@ std::map<std::string, double> calibrate_blocks(std::ostream& out, ir::model& m, 
     mag << std::setprecision(4) << l.result.relative_error_magnitude;
     cal << std::setprecision(4) << l.result.relative_error;
     out << std::left << std::setw(static_cast<int>(width + 2)) << l.node << std::setw(14) << mag.str() << std::setw(14) << cal.str()
-        << std::setw(10) << percent_text(s) << (l.bias_updated ? "updated" : "none") << "\n";
+        << std::setw(10) << percent_text(s) << std::setw(9) << (l.bias_updated ? "updated" : "none");
+    if (!o.uniform) out << std::setprecision(4) << l.sensitivity << std::defaultfloat;
+    out << "\n";
+    predicted_drop += l.sensitivity;
     if (budget.layer_ms.count(l.node)) rows[i]["dense_ms"] = budget.layer_ms.at(l.node);
+  }
+  if (o.sensitivity) {
+    out << "the layers' cosine drops alone sum to " << std::setprecision(4) << predicted_drop << std::defaultfloat
+        << " (the allocation takes them to add)\n";
   }
   report = {{"batches", data.calibration.size()}, {"chunk_rows", o.chunk_rows}, {"damping", o.damping}, {"max_layer_sparsity", o.max_layer_sparsity}, {"allocated", !o.uniform}, {"sensitivity", o.sensitivity}, {"sequential", options.sequential},
             {"residual_target", o.residual_target}, {"layers", rows}};

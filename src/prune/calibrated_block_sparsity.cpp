@@ -467,7 +467,7 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
   }
   const std::vector<block_job> jobs = jobs_of(m, layers);
 
-  std::vector<double> sparsity(jobs.size(), options.sparsity);
+  std::vector<double> sparsity(jobs.size(), options.sparsity), predicted(jobs.size(), 0.0);
   if (options.allocate) {
     const std::vector<double> levels = allocation_levels(options.max_layer_sparsity);
     std::vector<std::vector<double>> errors;
@@ -488,6 +488,9 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
                               ? options.sparsity * static_cast<double>(std::accumulate(weights.begin(), weights.end(), std::int64_t{0}))
                               : options.saving_ms;
     sparsity = allocate(errors, level_savings(weights, levels, job_ms, options), levels, budget);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      predicted[i] = errors[i][static_cast<std::size_t>(std::find(levels.begin(), levels.end(), sparsity[i]) - levels.begin())];
+    }
     // The solvers are built again below rather than kept: all of them at once would hold three
     // D x D matrices per layer, past the moment budget on BERT-sized models.
   }
@@ -499,13 +502,13 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
   };
   if (options.sequential) {
     sparsify_in_sequence(m, jobs, sparsity, batches, options, [&](std::size_t i, block_sparsity_result r) {
-      out[i] = {jobs[i].node->label(), jobs[i].k, jobs[i].n, jobs[i].bias.has_value(), std::move(r)};
+      out[i] = {jobs[i].node->label(), jobs[i].k, jobs[i].n, jobs[i].bias.has_value(), std::move(r), predicted[i]};
       install_job(i);
     });
     return out;
   }
   for_each_solver(m, jobs, batches, options, max_gram_bytes, [&](std::size_t i, const block_solver& s) {
-    out[i] = {jobs[i].node->label(), jobs[i].k, jobs[i].n, jobs[i].bias.has_value(), s.solve(sparsity[i])};
+    out[i] = {jobs[i].node->label(), jobs[i].k, jobs[i].n, jobs[i].bias.has_value(), s.solve(sparsity[i]), predicted[i]};
   });
   // Every solve read the unchanged model, so the results go in only now.
   for (std::size_t i = 0; i < jobs.size(); ++i) install_job(i);

@@ -197,7 +197,7 @@ nlohmann::json to_json(const std::vector<prune::block_sparsity_layer>& layers) {
   for (const auto& l : layers) {
     rows.push_back({{"node", l.node}, {"blocks_total", l.result.blocks_total}, {"blocks_removed", l.result.blocks_removed},
                     {"relative_error_magnitude", l.result.relative_error_magnitude},
-                    {"relative_error", l.result.relative_error}, {"bias_updated", l.bias_updated}});
+                    {"relative_error", l.result.relative_error}, {"bias_updated", l.bias_updated}, {"sensitivity", l.sensitivity}});
   }
   return rows;
 }

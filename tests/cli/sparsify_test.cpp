@@ -202,6 +202,11 @@ TEST_CASE("sparsify --sensitivity allocates by each layer's measured output drop
   for (const json& l : j["calibrated"]["layers"]) {
     removed += l["blocks_removed"].get<std::int64_t>();
     total += l["blocks_total"].get<std::int64_t>();
+    // A layer that loses blocks was predicted to lower the output's cosine (a cosine drop, at most 2).
+    const double drop = l["sensitivity"].get<double>();
+    CHECK(drop >= 0.0);
+    CHECK(drop <= 2.0);
+    if (l["blocks_removed"].get<std::int64_t>() == 0) CHECK(drop == 0.0);
   }
   REQUIRE(total > 0);
   CHECK(static_cast<double>(removed) / static_cast<double>(total) == Approx(0.5).margin(0.07));

@@ -483,4 +483,11 @@ TEST_CASE("allocating by end-to-end sensitivity spares the amplified layer and k
   CHECK(share(measured[1]) > share(measured[0]) + 0.5);
   CHECK(std::abs(share(own[1]) - share(own[0])) < 0.5);
   CHECK(cosine_drop(original, by_output, feeds) < 0.5 * cosine_drop(original, by_layer, feeds));
+  // Each layer reports the table's value at its sparsity: what it was predicted to cost alone.
+  const auto table = prune::measure_block_sparsity_sensitivity(original, products(original), feeds, o);
+  for (std::size_t l = 0; l < 2; ++l) {
+    CAPTURE(l);
+    CHECK(measured[l].sensitivity == table[l].cosine_drop[static_cast<std::size_t>(std::lround(16 * share(measured[l])))]);
+    CHECK(own[l].sensitivity == table[l].relative_error[static_cast<std::size_t>(std::lround(16 * share(own[l])))]);
+  }
 }
