@@ -359,17 +359,6 @@ void for_each_solver(const ir::model& m, const std::vector<block_job>& jobs, std
   });
 }
 
-/// Per job, the relative output error at each of `levels` (the allocation's table).
-std::vector<std::vector<double>> error_table(const ir::model& m, const std::vector<block_job>& jobs,
-                                             std::span<const runtime::tensor_map> batches, const block_sparsity_options& options,
-                                             std::int64_t max_gram_bytes, const std::vector<double>& levels) {
-  std::vector<std::vector<double>> errors(jobs.size());
-  for_each_solver(m, jobs, batches, options, max_gram_bytes, [&](std::size_t i, const block_solver& s) {
-    for (double level : levels) errors[i].push_back(s.relative_error(level));
-  });
-  return errors;
-}
-
 /// `job`'s node in `copy`, a clone of the model `job` was made from (nodes keep their order).
 block_job job_in_copy(const ir::model& original, ir::model& copy, const block_job& job) {
   auto at = copy.graph().nodes().begin();
@@ -380,31 +369,45 @@ block_job job_in_copy(const ir::model& original, ir::model& copy, const block_jo
   return job_of(copy, **at);
 }
 
-/// Per job, the drop of the model's first output's mean cosine on the first measure_batches
-/// batches with only that layer sparsified, measured at every other level and the last,
-/// linear between them, and never falling as the level rises.
-std::vector<std::vector<double>> drop_table(const ir::model& m, const std::vector<block_job>& jobs,
-                                            std::span<const runtime::tensor_map> batches, const block_sparsity_options& options,
-                                            std::int64_t max_gram_bytes, const std::vector<double>& levels) {
-  const auto measure = batches.first(std::min(batches.size(), std::max<std::size_t>(1, options.measure_batches)));
-  const std::vector<std::vector<float>> reference = first_outputs(m, measure);
-  std::vector<std::vector<double>> drops(jobs.size());
-  for_each_solver(m, jobs, batches, options, max_gram_bytes, [&](std::size_t i, const block_solver& s) {
-    std::vector<double>& d = drops[i];
-    d.assign(levels.size(), 0.0);
-    std::size_t measured = 0;
-    for (std::size_t l = 1; l < levels.size(); ++l) {
-      if (l % 2 != 0 && l + 1 != levels.size()) continue;
-      ir::model probe = m.clone();
-      install(probe, job_in_copy(m, probe, jobs[i]), s.solve(levels[l], false));
-      d[l] = std::max(d[measured], mean_cosine_drop(reference, first_outputs(probe, measure)));
-      for (std::size_t between = measured + 1; between < l; ++between) {
-        d[between] = d[measured] + (d[l] - d[measured]) * (levels[between] - levels[measured]) / (levels[l] - levels[measured]);
-      }
-      measured = l;
+/// The drop of the model's first output's mean cosine on `measure` (`reference`: the unchanged
+/// model's) with only `job` solved by `s`, at each of `levels`: measured at every other level
+/// and the last, linear between them, and never falling as the level rises.
+std::vector<double> drops_alone(const ir::model& m, const block_job& job, const block_solver& s, const std::vector<double>& levels,
+                                std::span<const runtime::tensor_map> measure, const std::vector<std::vector<float>>& reference) {
+  std::vector<double> d(levels.size(), 0.0);
+  std::size_t measured = 0;
+  for (std::size_t l = 1; l < levels.size(); ++l) {
+    if (l % 2 != 0 && l + 1 != levels.size()) continue;
+    ir::model probe = m.clone();
+    install(probe, job_in_copy(m, probe, job), s.solve(levels[l], false));
+    d[l] = std::max(d[measured], mean_cosine_drop(reference, first_outputs(probe, measure)));
+    for (std::size_t between = measured + 1; between < l; ++between) {
+      d[between] = d[measured] + (d[l] - d[measured]) * (levels[between] - levels[measured]) / (levels[l] - levels[measured]);
     }
+    measured = l;
+  }
+  return d;
+}
+
+/// Per job, at each of `levels`: what the allocation can read, each layer alone sparsified.
+struct level_tables {
+  std::vector<std::vector<double>> relative_error;  ///< the layer's own output error (when asked)
+  std::vector<std::vector<double>> cosine_drop;     ///< with options.end_to_end: on the first measure_batches batches
+};
+
+level_tables measure_levels(const ir::model& m, const std::vector<block_job>& jobs, std::span<const runtime::tensor_map> batches,
+                            const block_sparsity_options& options, std::int64_t max_gram_bytes, const std::vector<double>& levels,
+                            bool own_errors) {
+  level_tables t{std::vector<std::vector<double>>(jobs.size()), std::vector<std::vector<double>>(jobs.size())};
+  const auto measure = batches.first(std::min(batches.size(), std::max<std::size_t>(1, options.measure_batches)));
+  const std::vector<std::vector<float>> reference = options.end_to_end ? first_outputs(m, measure) : std::vector<std::vector<float>>{};
+  for_each_solver(m, jobs, batches, options, max_gram_bytes, [&](std::size_t i, const block_solver& s) {
+    if (own_errors) {
+      for (double level : levels) t.relative_error[i].push_back(s.relative_error(level));
+    }
+    if (options.end_to_end) t.cosine_drop[i] = drops_alone(m, jobs[i], s, levels, measure, reference);
   });
-  return drops;
+  return t;
 }
 
 /// Sparsities a layer may get when they are allocated: sixteenths up to `most`.
@@ -474,8 +477,8 @@ std::vector<block_sparsity_layer> apply_calibrated_block_sparsity(ir::model& m, 
     if (level_errors && level_errors->size() == jobs.size()) {
       errors = *level_errors;
     } else {
-      errors = options.end_to_end ? drop_table(m, jobs, batches, options, max_gram_bytes, levels)
-                                  : error_table(m, jobs, batches, options, max_gram_bytes, levels);
+      level_tables t = measure_levels(m, jobs, batches, options, max_gram_bytes, levels, !options.end_to_end);
+      errors = std::move(options.end_to_end ? t.cosine_drop : t.relative_error);
       if (level_errors) *level_errors = errors;
     }
     std::vector<std::int64_t> weights;
@@ -523,11 +526,11 @@ std::vector<block_sparsity_sensitivity> measure_block_sparsity_sensitivity(const
   check_options(options);
   const std::vector<block_job> jobs = jobs_of(m, layers);
   const std::vector<double> levels = allocation_levels(options.max_layer_sparsity);
-  const std::vector<std::vector<double>> errors = error_table(m, jobs, batches, options, max_gram_bytes, levels);
-  const std::vector<std::vector<double>> drops =
-      options.end_to_end ? drop_table(m, jobs, batches, options, max_gram_bytes, levels) : std::vector<std::vector<double>>(jobs.size());
+  level_tables t = measure_levels(m, jobs, batches, options, max_gram_bytes, levels, true);
   std::vector<block_sparsity_sensitivity> out;
-  for (std::size_t i = 0; i < jobs.size(); ++i) out.push_back({jobs[i].node->label(), levels, errors[i], drops[i]});
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    out.push_back({jobs[i].node->label(), levels, std::move(t.relative_error[i]), std::move(t.cosine_drop[i])});
+  }
   return out;
 }
 
