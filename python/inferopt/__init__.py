@@ -107,7 +107,7 @@ def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min
              norm: str = "l2", dry_run: bool = False, batches: Optional[Batches] = None, allocate: bool = True,
              sequential: bool = False, chunk_rows: int = 128, residual_target: bool = False,
              greedy: bool = False, damping: float = 0.01, max_layer_sparsity: float = 0.9375,
-             sensitivity: bool = False) -> Tuple[Model, Report]:
+             sensitivity: bool = False, permute: bool = False) -> Tuple[Model, Report]:
     """Block sparsity on MatMul/Gemm weights, run as ``inferopt.BlockSparseMatMul`` (``inferopt sparsify``).
 
     Without ``batches``, the smallest blocks by norm go. With calibration ``batches``, blocks are
@@ -119,13 +119,15 @@ def sparsify(model: ModelLike, sparsity: float = 0.75, block: str = "16x16", min
     slower, less error. ``damping`` is added to the input moments' diagonal, relative to its mean
     (``--damping``); ``max_layer_sparsity`` caps any one layer's share when allocating
     (``--max-layer-sparsity``); ``sensitivity`` allocates by each layer's measured drop of the
-    output's cosine, that layer alone sparsified (``--sensitivity``). This changes the model's numbers. The report lists each product's
+    output's cosine, that layer alone sparsified (``--sensitivity``); ``permute`` first reorders
+    each transformer FFN's neurons and attention layer's heads by their output energy, which
+    changes no output, so that the least important share blocks (``--permute``). This changes the model's numbers. The report lists each product's
     decision and predicted speedup (and, calibrated, each layer's output error).
     """
     return _core.sparsify(load(model), sparsity, block, min_size, norm, dry_run,
                           None if batches is None else list(batches),
                           _core._CalibratedBlocks(allocate, sequential, chunk_rows, residual_target, greedy, damping,
-                                                  max_layer_sparsity, sensitivity))
+                                                  max_layer_sparsity, sensitivity, permute))
 
 
 def sparsifiable_layers(model: ModelLike, block: str = "16x16", min_size: int = 65536) -> list:

@@ -85,7 +85,7 @@ def fp16(model: Model, keep_io_types: bool = True, block_ops: Sequence[str] = ()
 class _CalibratedBlocks:
     def __init__(self, allocate: bool = True, sequential: bool = False, chunk_rows: int = 128,
                  residual_target: bool = False, greedy: bool = False, damping: float = 0.01,
-                 max_layer_sparsity: float = 0.9375, sensitivity: bool = False) -> None: ...
+                 max_layer_sparsity: float = 0.9375, sensitivity: bool = False, permute: bool = False) -> None: ...
 
 def sparsify(model: Model, sparsity: float = 0.75, block: str = "16x16", min_size: int = 65536, norm: str = "l2",
              dry_run: bool = False, batches: Batches = None,

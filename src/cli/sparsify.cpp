@@ -20,6 +20,7 @@
 #include "inferopt/pass.hpp"
 #include "inferopt/prune/calibrated_block_sparsity.hpp"
 #include "inferopt/prune/latency_target.hpp"
+#include "inferopt/prune/permute_units.hpp"
 #include "inferopt/runtime/kernel.hpp"
 #include "inferopt/sparse/sparsify_blocks.hpp"
 
@@ -42,6 +43,7 @@ struct sparsify_cli_options {
   double max_layer_sparsity = prune::block_sparsity_options{}.max_layer_sparsity;
   bool uniform = false;
   bool sensitivity = false;
+  bool permute = false;
   bool sequential = false;
   bool residual_target = false;  // implies sequential
   bool dry_run = false;
@@ -245,6 +247,9 @@ attempt sparsify_once(std::ostream& out, const sparsify_cli_options& o, const ir
   pass->set_option("norm", o.norm);
   const sparse::sparsify_options settings = pass->settings();
   attempt a{original.clone(), {}};
+  std::size_t permuted = 0;
+  // Reordering changes no output, so it goes first; the blocks are then chosen on the new order.
+  if (calibrated && !o.dry_run && o.permute) permuted = prune::sort_units_by_output_energy(a.model, data.calibration);
   const std::string isa = runtime::dense_gemm_isa();
   std::vector<sparse::sparsify_candidate> plan = sparse::plan_sparsify(a.model, settings, sparse::dense_baseline_from(isa));
   nlohmann::json calibrated_section;
@@ -256,7 +261,11 @@ attempt sparsify_once(std::ostream& out, const sparsify_cli_options& o, const ir
   }
   const std::int64_t rewrites = print_plan(out, o, settings, isa, plan);
   a.report = report_json(o, settings, isa, plan);
-  if (!calibrated_section.is_null()) a.report["calibrated"] = calibrated_section;
+  if (!calibrated_section.is_null()) {
+    calibrated_section["permuted_groups"] = permuted;
+    a.report["calibrated"] = calibrated_section;
+  }
+  if (o.permute) out << "reordered the units of " << permuted << " FFN/attention group(s) by output energy before choosing blocks\n";
   if (!o.dry_run) rewrite(out, std::move(pass), a.model, rewrites, a.report);
   return a;
 }
@@ -369,6 +378,9 @@ void check_sparsify_arguments(const sparsify_cli_options& o) {
   if (searching && (!o.data.given() || o.criterion == "magnitude" || o.dry_run)) {
     throw error(errc::invalid_argument, "--target-speedup and --max-cosine-drop measure the sparsified model: give calibration data, not --criterion magnitude or --dry-run");
   }
+  if (o.permute && (!o.data.given() || o.criterion == "magnitude")) {
+    throw error(errc::invalid_argument, "--permute orders units by their output energy on calibration data: give --calib-dir or --calib-text, not --criterion magnitude");
+  }
   if (o.sensitivity && (o.uniform || !o.data.given() || o.criterion == "magnitude")) {
     throw error(errc::invalid_argument, "--sensitivity measures each layer on calibration data to allocate sparsity: give --calib-dir or --calib-text, not --uniform or --criterion magnitude");
   }
@@ -442,6 +454,8 @@ void declare_sparsify(CLI::App& sub, sparsify_cli_options& o) {
                "With calibration data: the same sparsity in every layer (default: per layer, where the measured output error grows least, --sparsity of the weights overall)");
   sub.add_flag("--sensitivity", o.sensitivity,
                "With calibration data, allocated: sparsify each layer alone at eighths of sparsity, measure the drop of the output's mean cosine on the first 64 calibration batches, and allocate where the summed drops grow least (default: by each layer's own output error)");
+  sub.add_flag("--permute", o.permute,
+               "With calibration data: first reorder each transformer FFN's neurons and each attention layer's heads by the output energy they add (the function is unchanged), so the least important share blocks");
   sub.add_flag("--sequential", o.sequential,
                "With calibration data: layer after layer, each on the activations the sparsified layers before it produce, towards the original outputs");
   sub.add_flag("--residual-target", o.residual_target,

@@ -15,6 +15,7 @@
 #include "conversions.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/prune/calibrated_block_sparsity.hpp"
+#include "inferopt/prune/permute_units.hpp"
 #include "inferopt/sparse/sparsify_blocks.hpp"
 #include "pipeline_run.hpp"
 #include "tooling/result_json.hpp"
@@ -47,6 +48,7 @@ struct calibrated_settings {
   double damping = prune::block_sparsity_options{}.relative_damping;
   double max_layer_sparsity = prune::block_sparsity_options{}.max_layer_sparsity;
   bool sensitivity = false;  ///< allocate by each layer's measured output cosine drop
+  bool permute = false;      ///< first sort transformer units by output energy (same function)
 };
 
 /// Chooses the blocks of every product the plan rewrites on `data` and updates the kept
@@ -93,7 +95,11 @@ py::tuple sparsify(const ir::model& m, double sparsity, const std::string& block
     py::gil_scoped_release release;
     ir::model start = m.clone();
     nlohmann::json section;
+    std::size_t permuted = 0;
+    // Reordering changes no output, so it goes first (as the CLI's --permute).
+    if (!data.empty() && !dry_run && calibrated.permute) permuted = prune::sort_units_by_output_energy(start, data);
     if (!data.empty() && !dry_run) pass->set_node_sparsity(calibrate_blocks(start, settings, data, calibrated, section));
+    if (!section.is_null()) section["permuted_groups"] = permuted;
     const auto plan = plan_of(start, pass->settings());
     pipeline p;
     if (!dry_run) p.steps.emplace_back().single = std::move(pass);
@@ -166,12 +172,14 @@ py::object block_sensitivity(const ir::model& m, const py::object& batches, std:
 void bind_sparsify(py::module_& m) {
   py::class_<calibrated_settings>(m, "_CalibratedBlocks")
       .def(py::init([](bool allocate, bool sequential, std::int64_t chunk_rows, bool residual_target, bool greedy, double damping,
-                       double max_layer_sparsity, bool sensitivity) {
-             return calibrated_settings{allocate, sequential, chunk_rows, residual_target, greedy, damping, max_layer_sparsity, sensitivity};
+                       double max_layer_sparsity, bool sensitivity, bool permute) {
+             return calibrated_settings{allocate, sequential, chunk_rows, residual_target, greedy, damping, max_layer_sparsity, sensitivity,
+                                        permute};
            }),
            py::arg("allocate") = true, py::arg("sequential") = false, py::arg("chunk_rows") = 128, py::arg("residual_target") = false,
            py::arg("greedy") = false, py::arg("damping") = prune::block_sparsity_options{}.relative_damping,
-           py::arg("max_layer_sparsity") = prune::block_sparsity_options{}.max_layer_sparsity, py::arg("sensitivity") = false);
+           py::arg("max_layer_sparsity") = prune::block_sparsity_options{}.max_layer_sparsity, py::arg("sensitivity") = false,
+           py::arg("permute") = false);
   m.def("sparsify", &sparsify, py::arg("model"), py::arg("sparsity") = 0.75, py::arg("block") = "16x16",
         py::arg("min_size") = 65536, py::arg("norm") = "l2", py::arg("dry_run") = false, py::arg("batches") = py::none(),
         py::arg("calibrated") = calibrated_settings{},

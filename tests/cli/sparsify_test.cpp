@@ -110,6 +110,7 @@ TEST_CASE("sparsify refuses bad options in one line and writes nothing", "[cli][
       {{"--latency-rounds", "0"}, "--latency-rounds must be in [1, 1000]"},
       {{"--sequential"}, "--sequential and --residual-target refit on calibration data"},
       {{"--sensitivity"}, "--sensitivity measures each layer on calibration data"},
+      {{"--permute"}, "--permute orders units by their output energy on calibration data"},
       {{"--sensitivity", "--calib-dir", "d", "--uniform"}, "--sensitivity measures each layer on calibration data"},
       {{"--residual-target", "--calib-dir", "d", "--criterion", "magnitude"}, "--sequential and --residual-target refit on calibration data"},
   }));
@@ -210,6 +211,14 @@ TEST_CASE("sparsify --sensitivity allocates by each layer's measured output drop
   }
   REQUIRE(total > 0);
   CHECK(static_cast<double>(removed) / static_cast<double>(total) == Approx(0.5).margin(0.07));
+}
+
+TEST_CASE("sparsify --permute reorders the encoder's FFN neurons and heads before choosing blocks", "[cli][sparsify]") {
+  scratch dir("sparsify_permute");
+  const json j = sparsify_three_sentences(dir, {"--sparsity", "0.5", "--permute"});
+  // bert_dynamic_ts: two layers, each with a group of heads and one of FFN neurons.
+  CHECK(j["calibrated"]["permuted_groups"].get<int>() == 4);
+  CHECK(j["agreement"]["output_cosine"].get<double>() > 0.5);
 }
 
 TEST_CASE("sparsify --max-cosine-drop keeps the largest probed sparsity within the drop on the calibration text", "[cli][sparsify]") {

@@ -135,7 +135,8 @@ def test_quantize_excludes_and_smooths_like_the_cli(cli, corpus, tmp_path):
 @pytest.mark.parametrize("flags, keywords", [((), {}), (("--residual-target",), {"residual_target": True}),
                                              (("--criterion", "obs-greedy", "--damping", "0.05", "--max-layer-sparsity", "0.75"),
                                               {"greedy": True, "damping": 0.05, "max_layer_sparsity": 0.75}),
-                                             (("--sensitivity",), {"sensitivity": True})])
+                                             (("--sensitivity",), {"sensitivity": True}),
+                                             (("--permute",), {"permute": True})])
 def test_calibrated_sparsify_matches_the_cli(cli, corpus, tmp_path, flags, keywords):
     model = inferopt.load(corpus / "bert_ts.onnx")
     batches = token_batches(model, 3)
@@ -153,6 +154,8 @@ def test_calibrated_sparsify_matches_the_cli(cli, corpus, tmp_path, flags, keywo
         keywords.get("max_layer_sparsity", 0.9375)
     assert report["calibrated"]["residual_target"] == cli_report["calibrated"]["residual_target"] == bool(keywords.get("residual_target"))
     assert report["calibrated"]["sensitivity"] == cli_report["calibrated"]["sensitivity"] == bool(keywords.get("sensitivity"))
+    assert report["calibrated"]["permuted_groups"] == cli_report["calibrated"]["permuted_groups"]
+    assert (report["calibrated"]["permuted_groups"] > 0) == bool(keywords.get("permute"))
 
 
 def test_prune_on_batches_refits_and_recalibrates_like_the_cli(cli, corpus, tmp_path):
