@@ -247,9 +247,6 @@ attempt sparsify_once(std::ostream& out, const sparsify_cli_options& o, const ir
   pass->set_option("norm", o.norm);
   const sparse::sparsify_options settings = pass->settings();
   attempt a{original.clone(), {}};
-  std::size_t permuted = 0;
-  // Reordering changes no output, so it goes first; the blocks are then chosen on the new order.
-  if (calibrated && !o.dry_run && o.permute) permuted = prune::sort_units_by_output_energy(a.model, data.calibration);
   const std::string isa = runtime::dense_gemm_isa();
   std::vector<sparse::sparsify_candidate> plan = sparse::plan_sparsify(a.model, settings, sparse::dense_baseline_from(isa));
   nlohmann::json calibrated_section;
@@ -261,11 +258,7 @@ attempt sparsify_once(std::ostream& out, const sparsify_cli_options& o, const ir
   }
   const std::int64_t rewrites = print_plan(out, o, settings, isa, plan);
   a.report = report_json(o, settings, isa, plan);
-  if (!calibrated_section.is_null()) {
-    calibrated_section["permuted_groups"] = permuted;
-    a.report["calibrated"] = calibrated_section;
-  }
-  if (o.permute) out << "reordered the units of " << permuted << " FFN/attention group(s) by output energy before choosing blocks\n";
+  if (!calibrated_section.is_null()) a.report["calibrated"] = calibrated_section;
   if (!o.dry_run) rewrite(out, std::move(pass), a.model, rewrites, a.report);
   return a;
 }
@@ -403,8 +396,11 @@ int run_sparsify(const sparsify_cli_options& o) {
   }
   probe_writable({o.dry_run ? std::string() : o.output, o.report});
 
-  const ir::model original = load_checked(o.input);
+  ir::model original = load_checked(o.input);
   const calibration_data data = o.dry_run ? calibration_data{} : read_calibration(o.data, original);
+  // Reordering changes no output, so it is done once, before any attempt chooses blocks.
+  std::size_t permuted = 0;
+  if (o.permute && !o.dry_run) permuted = prune::sort_units_by_output_energy(original, data.calibration);
   std::vector<std::vector<double>> level_errors;
   nlohmann::json search;
   std::optional<attempt> result;
@@ -418,8 +414,12 @@ int run_sparsify(const sparsify_cli_options& o) {
   } else {
     result = sparsify_once(std::cout, o, original, data, o.sparsity, allocation{}, level_errors);
   }
+  if (o.permute && !o.dry_run) {
+    std::cout << "reordered the units of " << permuted << " FFN/attention group(s) by output energy before choosing blocks\n";
+  }
   std::cout << result->printed;
   nlohmann::json& report = result->report;
+  if (report.contains("calibrated")) report["calibrated"]["permuted_groups"] = permuted;
   if (!search.is_null()) report[o.latency.target_speedup != 0.0 ? "latency" : "cosine_budget"] = search;
   if (o.dry_run) {
     write_report(o.report, report);

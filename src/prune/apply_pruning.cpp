@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuttable_constant.hpp"
+#include "gather_slices.hpp"
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/constants.hpp"
 #include "inferopt/ir/graph.hpp"
@@ -14,34 +15,17 @@
 namespace inferopt::prune {
 namespace {
 
-std::int64_t product(const std::vector<std::int64_t>& dims, std::size_t from) {
-  std::int64_t n = 1;
-  for (std::size_t i = from; i < dims.size(); ++i) n *= dims[i];
-  return n;
-}
-
 /// Keeps, along `axis`, the slices `keep_slice(outer_index, slice)` accepts; every outer index
-/// must keep `kept` slices. Works on raw bytes, so any fixed-size element type is fine.
+/// must keep `kept` slices.
 template <class Keep>
 ir::tensor gather(const ir::tensor& t, std::int64_t axis, std::int64_t kept, Keep keep_slice) {
-  const std::int64_t count = t.dims[axis];
-  const std::int64_t outer = t.element_count() / std::max<std::int64_t>(1, product(t.dims, static_cast<std::size_t>(axis)));
-  const std::int64_t inner = product(t.dims, static_cast<std::size_t>(axis) + 1);
-  const std::size_t element = t.element_count() > 0 ? t.byte_size() / static_cast<std::size_t>(t.element_count()) : 0;
-  const std::size_t slice_bytes = static_cast<std::size_t>(inner) * element;
-  ir::tensor out = t;
-  out.dims[axis] = kept;
-  out.storage = ir::tensor_storage::raw;
-  std::string bytes;
-  bytes.reserve(static_cast<std::size_t>(outer * kept) * slice_bytes);
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t c = 0; c < count; ++c) {
-      if (keep_slice(o, c)) bytes.append(t.bytes->data() + (o * count + c) * slice_bytes, slice_bytes);
+  return gather_slices(t, axis, kept, [&](std::int64_t o) {
+    std::vector<std::int64_t> sources;
+    for (std::int64_t c = 0; c < t.dims[static_cast<std::size_t>(axis)]; ++c) {
+      if (keep_slice(o, c)) sources.push_back(c);
     }
-  }
-  expects(bytes.size() == static_cast<std::size_t>(outer * kept) * slice_bytes, "every outer index keeps as many slices");
-  out.bytes = std::make_shared<const std::string>(std::move(bytes));
-  return out;
+    return sources;
+  });
 }
 
 class cutter {

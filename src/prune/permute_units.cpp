@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "cuttable_constant.hpp"
+#include "gather_slices.hpp"
 #include "inferopt/core/error.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/prune/calibrated_pruning.hpp"
@@ -13,24 +14,6 @@
 
 namespace inferopt::prune {
 namespace {
-
-/// `t` with the slices along `axis` taken from `source[p]` for each position p.
-ir::tensor reordered(const ir::tensor& t, std::int64_t axis, const std::vector<std::int64_t>& source) {
-  const std::int64_t count = t.dims[static_cast<std::size_t>(axis)];
-  std::int64_t inner = 1;
-  for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < t.dims.size(); ++i) inner *= t.dims[i];
-  const std::int64_t outer = count * inner > 0 ? t.element_count() / (count * inner) : 0;
-  const std::size_t slice = static_cast<std::size_t>(inner) * (t.element_count() > 0 ? t.byte_size() / static_cast<std::size_t>(t.element_count()) : 0);
-  std::string bytes;
-  bytes.reserve(t.bytes->size());
-  for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t p = 0; p < count; ++p) bytes.append(t.bytes->data() + (o * count + source[static_cast<std::size_t>(p)]) * slice, slice);
-  }
-  ir::tensor out = t;
-  out.storage = ir::tensor_storage::raw;
-  out.bytes = std::make_shared<const std::string>(std::move(bytes));
-  return out;
-}
 
 bool touches(const cut_site& s, const channel_analysis& a, std::size_t group) {
   return std::any_of(s.layout.begin(), s.layout.end(), [&](channel_id c) { return a.group_of_channel[static_cast<std::size_t>(c)] == group; });
@@ -61,6 +44,15 @@ std::vector<std::int64_t> sources_at(const cut_site& s, const channel_analysis& 
   return source;
 }
 
+/// A site of `group` a reordering cannot move: not a constant's axis, nor a Reshape target
+/// (whose sizes it keeps). Null when there is none.
+const cut_site* unmovable_site(const channel_analysis& a, std::size_t group) {
+  const auto it = std::find_if(a.sites.begin(), a.sites.end(), [&](const cut_site& s) {
+    return touches(s, a, group) && s.kind != cut_kind::constant_axis && s.kind != cut_kind::reshape_target;
+  });
+  return it == a.sites.end() ? nullptr : &*it;
+}
+
 void check_permutable(const channel_analysis& a, std::size_t group, const std::vector<std::size_t>& order) {
   const auto refuse = [](const std::string& why) { return error(errc::invalid_argument, "permute units: " + why); };
   if (group >= a.groups.size()) throw refuse("no such group");
@@ -74,10 +66,8 @@ void check_permutable(const channel_analysis& a, std::size_t group, const std::v
   for (const channel_unit& u : g.units) {
     if (u.channels.size() != g.units.front().channels.size()) throw refuse("the group's units differ in width");
   }
-  for (const cut_site& s : a.sites) {
-    if (touches(s, a, group) && s.kind != cut_kind::constant_axis && s.kind != cut_kind::reshape_target) {
-      throw refuse("the group has a site that is not a constant's axis or a Reshape target, at " + s.node->describe());
-    }
+  if (const cut_site* s = unmovable_site(a, group)) {
+    throw refuse("the group has a site that is not a constant's axis or a Reshape target, at " + s->node->describe());
   }
 }
 
@@ -92,7 +82,9 @@ void permute_units(ir::model& m, const channel_analysis& a, std::size_t group, c
     const auto current = cuttable_constant(v, m.ir_version);
     expects(current.has_value(), "a cut site's constant stays cuttable");
     if (!current->data) continue;  // ConstantOfShape: every element equal
-    ir::replace_constant_input(*s.node->owner(), s.node, s.input_index, reordered(*current->data, s.axis, sources_at(s, a, group, order)));
+    const std::vector<std::int64_t> sources = sources_at(s, a, group, order);
+    const ir::tensor moved = gather_slices(*current->data, s.axis, static_cast<std::int64_t>(sources.size()), [&](std::int64_t) { return sources; });
+    ir::replace_constant_input(*s.node->owner(), s.node, s.input_index, moved);
   }
 }
 
@@ -104,10 +96,7 @@ std::size_t sort_units_by_importance(ir::model& m, const channel_analysis& a, co
     const bool linear = std::all_of(group.sources.begin(), group.sources.end(), [&](std::size_t s) {
       return a.sources[s].producer->is("MatMul") || a.sources[s].producer->is("Gemm");
     });
-    const bool movable = std::all_of(a.sites.begin(), a.sites.end(), [&](const cut_site& s) {
-      return !touches(s, a, g) || s.kind == cut_kind::constant_axis || s.kind == cut_kind::reshape_target;
-    });
-    if (!linear || !movable) continue;
+    if (!linear || unmovable_site(a, g)) continue;
     std::vector<std::size_t> order(group.units.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return importance[g][x] < importance[g][y]; });
