@@ -310,6 +310,38 @@ TEST_CASE("Where broadcasts its condition and both branches", "[runtime][element
   CHECK(values_of<std::int64_t>(out) == std::vector<std::int64_t>{1, 2, 3, -1, -1, -1});
 }
 
+TEST_CASE("Where with a full condition and one branch a single value selects element by element", "[runtime][elementwise]") {
+  // The guard torch's attention exports put after Softmax: Where(IsNaN(p), 0, p), the 0 one value.
+  const std::int64_t n = 2 * 1024 + 37;  // a partial block at the end
+  std::vector<std::uint8_t> flags(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) flags[static_cast<std::size_t>(i)] = i % 3 == 0;
+  const tensor cond = bool_tensor({n}, flags);
+  const std::vector<float> full = iota_values(n, 3.0f);
+  const tensor many = tensor::from_values<float>({n}, full);
+  const tensor one = tensor::from_values<float>({}, {-7.0f});
+  const std::vector<float> one_first = values_of<float>(run_op("Where", {cond, one, many}));
+  const std::vector<float> one_second = values_of<float>(run_op("Where", {cond, many, one}));
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    bad += one_first[k] != (flags[k] ? -7.0f : full[k]);
+    bad += one_second[k] != (flags[k] ? full[k] : -7.0f);
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("IsNaN marks exactly the NaN entries of a float tensor", "[runtime][elementwise]") {
+  const std::int64_t n = 3 * 1024 + 5;
+  std::vector<float> x = iota_values(n, 1e30f);
+  for (std::int64_t i = 0; i < n; i += 11) x[static_cast<std::size_t>(i)] = std::numeric_limits<float>::quiet_NaN();
+  x[1] = std::numeric_limits<float>::infinity();
+  x[2] = -std::numeric_limits<float>::infinity();
+  const std::vector<std::uint8_t> marks = values_of<std::uint8_t>(run_op("IsNaN", {tensor::from_values<float>({n}, x)}));
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < n; ++i) bad += marks[static_cast<std::size_t>(i)] != (i % 11 == 0 ? 1 : 0);
+  CHECK(bad == 0);
+}
+
 TEST_CASE("Dropout is the identity at inference and refuses random training", "[runtime][elementwise]") {
   const tensor x = tensor::from_values<float>({3}, {1, 2, 3});
   const tensor ratio = tensor::from_values<float>({}, {0.5f});

@@ -80,6 +80,18 @@ class where_kernel final : public kernel {
   }
 
  private:
+  /// A mask select along a row whose condition is contiguous, which vectorizes; an input
+  /// with `Contiguous` false holds one value for the row.
+  template <bool XContiguous, bool YContiguous, class Bits>
+  static void select(const std::uint8_t* c, const Bits* x, const Bits* y, Bits* z, std::int64_t len) {
+    for (std::int64_t i = 0; i < len; ++i) {
+      const auto m = static_cast<Bits>(Bits{0} - static_cast<Bits>(c[i] != 0));
+      const Bits a = XContiguous ? x[i] : x[0];
+      const Bits b = YContiguous ? y[i] : y[0];
+      z[i] = static_cast<Bits>((a & m) | (b & static_cast<Bits>(~m)));
+    }
+  }
+
   template <class Bits>
   static void run(kernel_context& ctx, const tensor& c, const tensor& x, const tensor& y, const shape_t& shape) {
     tensor& out = ctx.allocate_output(0, x.dtype(), shape);
@@ -99,10 +111,11 @@ class where_kernel final : public kernel {
       const std::int64_t kx = p.inner_step[1];
       const std::int64_t ky = p.inner_step[2];
       if (kc && kx && ky) {
-        for (std::int64_t i = 0; i < len; ++i) {  // a mask select, which vectorizes
-          const auto m = static_cast<Bits>(Bits{0} - static_cast<Bits>(sc[i] != 0));
-          z[i] = static_cast<Bits>((sx[i] & m) | (sy[i] & static_cast<Bits>(~m)));
-        }
+        select<true, true>(sc, sx, sy, z, len);
+      } else if (kc && kx) {  // Y one value along the row, as a constant 0 or -inf often is
+        select<true, false>(sc, sx, sy, z, len);
+      } else if (kc && ky) {
+        select<false, true>(sc, sx, sy, z, len);
       } else {
         for (std::int64_t i = 0; i < len; ++i) z[i] = sc[i * kc] ? sx[i * kx] : sy[i * ky];
       }

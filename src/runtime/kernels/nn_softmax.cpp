@@ -6,12 +6,21 @@
 // otherwise the loops run along `inner` so that they stay contiguous and vectorize. Softmax
 // subtracts the maximum before exponentiating (exact for large inputs), Hardmax marks the
 // first maximum. Error bound: a few ulps of exp/log per element.
+//
+// A float softmax along contiguous rows takes the vector math's row softmax (the one fused
+// attention uses): the scalar exp here took about 10 ns an element, a fifth of MiniLM's time
+// at 128 tokens. Its differences: probabilities below 1e-37 become 0 (vector_math.hpp says
+// why). Rows holding a NaN or an infinite maximum keep the scalar loop, which propagates NaN.
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
+
+#include <Eigen/Core>
 
 #include "kernel_util.hpp"
 #include "nn_common.hpp"
+#include "vector_math.hpp"
 
 namespace inferopt::runtime::nn {
 
@@ -72,6 +81,23 @@ void softmax_block(const T* x, T* y, std::int64_t len, std::int64_t inner, softm
   }
 }
 
+/// Softmax of `rows` contiguous float rows of `len` from x into y, vectorized where the row
+/// allows (see the file comment).
+void softmax_float_rows(const float* x, float* y, std::int64_t rows, std::int64_t len, float* work) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * len;
+    float* out = y + r * len;
+    // Eigen's reductions vectorize; std::max_element and a NaN scan took 4x the softmax's time.
+    const Eigen::Map<const Eigen::ArrayXf> row(in, static_cast<Eigen::Index>(len));
+    if (row.hasNaN() || !std::isfinite(row.maxCoeff())) {
+      softmax_block(in, out, len, 1, softmax_kind::softmax, work);
+      continue;
+    }
+    if (out != in) std::copy(in, in + len, out);
+    softmax_rows(out, 1, len, len);
+  }
+}
+
 class softmax_kernel final : public kernel {
  public:
   softmax_kernel(softmax_kind kind, std::int64_t axis, bool coerce_2d) : kind_(kind), axis_(axis), coerce_2d_(coerce_2d) {}
@@ -97,6 +123,12 @@ class softmax_kernel final : public kernel {
     detail::parallel_for(ctx.threads(), outer, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(block, 1)),
                          [&](std::int64_t begin, std::int64_t end) {
                            std::vector<T> work(static_cast<std::size_t>(2 * inner));
+                           if constexpr (std::is_same_v<T, float>) {
+                             if (kind_ == softmax_kind::softmax && inner == 1) {
+                               softmax_float_rows(xd + begin * block, yd + begin * block, end - begin, len, work.data());
+                               return;
+                             }
+                           }
                            for (std::int64_t o = begin; o < end; ++o) {
                              softmax_block(xd + o * block, yd + o * block, len, inner, kind_, work.data());
                            }
