@@ -126,8 +126,8 @@ void print_latency(const prune::latency_report& l) {
     std::cout << "  attempt " << i + 1 << ": " << percent(t.cost_ratio) << " of the prunable time, predicted "
               << t.predicted << "x, measured " << t.measured << "x\n";
   }
-  std::cout << "latency (executor, " << l.threads << " thread(s)): " << l.run_ms << " ms -> " << l.measured_run_ms
-            << " ms measured, " << l.predicted_run_ms << " ms predicted; speedup " << l.measured_speedup
+  std::cout << "latency (executor, " << l.threads << " thread(s)): measured " << l.measured_reference_ms << " -> " << l.measured_run_ms
+            << " ms; by the table " << l.run_ms << " -> " << l.predicted_run_ms << " ms; speedup " << l.measured_speedup
             << "x measured, " << l.predicted_speedup << "x predicted, target " << l.target << "x\n";
   std::cout << std::defaultfloat;
 }

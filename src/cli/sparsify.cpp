@@ -294,7 +294,7 @@ attempt search_speedup(const sparsify_cli_options& o, const ir::model& original,
   runtime::session reference(original, {.threads = o.latency.threads});
   std::optional<attempt> best;
   double best_miss = 0.0;
-  std::vector<double> measured_ms;
+  std::vector<prune::latency_comparison> timings;
   const prune::speedup_search search = prune::search_speedup(o.latency.target_speedup, 0.05, 4, [&](double goal) {
     const allocation budget{table.node_ms, table.run_ms * (1.0 - 1.0 / goal)};
     attempt a = sparsify_quietly(o, original, data, o.sparsity, budget, level_errors);
@@ -307,8 +307,8 @@ attempt search_speedup(const sparsify_cli_options& o, const ir::model& original,
       best = std::move(a);
       best_miss = miss;
     }
-    measured_ms.push_back(c.candidate_ms);
-    std::cout << "  attempt " << measured_ms.size() << ": predicted " << std::fixed << std::setprecision(2) << t.predicted
+    timings.push_back(c);
+    std::cout << "  attempt " << timings.size() << ": predicted " << std::fixed << std::setprecision(2) << t.predicted
               << "x, measured " << t.measured << "x\n" << std::defaultfloat;
     return t;
   });
@@ -317,9 +317,10 @@ attempt search_speedup(const sparsify_cli_options& o, const ir::model& original,
   const prune::speedup_attempt& kept = search.attempts[search.best];
   section = {{"target_speedup", o.latency.target_speedup}, {"threads", o.latency.threads}, {"run_ms", table.run_ms},
              {"predicted_speedup", kept.predicted}, {"measured_speedup", kept.measured},
-             {"measured_run_ms", measured_ms[search.best]}, {"attempts", attempts}};
+             {"measured_run_ms", timings[search.best].candidate_ms}, {"measured_reference_ms", timings[search.best].reference_ms},
+             {"attempts", attempts}};
   std::cout << "kept: predicted " << std::fixed << std::setprecision(2) << kept.predicted << "x, measured " << kept.measured
-            << "x (" << table.run_ms << " -> " << measured_ms[search.best] << " ms)\n" << std::defaultfloat;
+            << "x (" << timings[search.best].reference_ms << " -> " << timings[search.best].candidate_ms << " ms)\n" << std::defaultfloat;
   return std::move(*best);
 }
 

@@ -37,15 +37,14 @@ std::string speedup_text(double s) {
 /// Times `plan` cut into a copy of `m` against `reference` (a session of `m`).
 double measured_speedup(const ir::model& m, const channel_analysis_options& analysis, const pruning_plan& plan,
                         runtime::session& reference, const latency_target& target, const runtime::tensor_map& feeds,
-                        double& candidate_ms) {
+                        latency_comparison& timing) {
   ir::model trial = m.clone();
   // The copy's analysis numbers groups and units as the original's: the plan applies as is.
   const channel_analysis ta = analyze_channels(trial, analysis);
   (void)apply_pruning(trial, ta, plan);
   runtime::session candidate(trial, {.threads = target.threads});
-  const latency_comparison c = compare_latency(reference, candidate, feeds, target.rounds);
-  candidate_ms = c.candidate_ms;
-  return c.speedup;
+  timing = compare_latency(reference, candidate, feeds, target.rounds);
+  return timing.speedup;
 }
 
 /// The next goal: the target corrected by the table's bias as this attempt measured it. One
@@ -112,20 +111,19 @@ pruning_plan plan_for_speedup(const ir::model& m, const channel_analysis& a, con
 
   runtime::session reference(m, {.threads = target.threads});
   std::vector<pruning_plan> plans;
-  std::vector<double> measured_ms;
+  std::vector<latency_comparison> timings;
   const speedup_search search = search_speedup(target.speedup, target.tolerance, target.max_attempts, [&](double goal) {
     const double cost_ratio = prunable_ms > 0.0 ? table.run_ms() * (1.0 - 1.0 / goal) / prunable_ms : 0.0;
     plans.push_back(plan_at(cost_ratio));
-    double candidate_ms = 0.0;
-    const double measured = measured_speedup(m, analysis, plans.back(), reference, target, target.feeds, candidate_ms);
-    measured_ms.push_back(candidate_ms);
+    const double measured = measured_speedup(m, analysis, plans.back(), reference, target, target.feeds, timings.emplace_back());
     return speedup_attempt{selection.ratio, predicted(plans.back()), measured};
   });
   report.attempts = search.attempts;
   const speedup_attempt& kept = search.attempts[search.best];
   report.predicted_speedup = kept.predicted;
   report.measured_speedup = kept.measured;
-  report.measured_run_ms = measured_ms[search.best];
+  report.measured_run_ms = timings[search.best].candidate_ms;
+  report.measured_reference_ms = timings[search.best].reference_ms;
   report.predicted_run_ms = table.run_ms() / kept.predicted;
   pruning_plan best = std::move(plans[search.best]);
   report.predicted_node_ms = table.predicted_node_ms(best);

@@ -45,7 +45,7 @@ nlohmann::json latency_json(const prune::latency_report& l) {
                      {"predicted_ms", l.predicted_node_ms[i]}});
   }
   return {{"target_speedup", l.target}, {"threads", l.threads}, {"run_ms", l.run_ms},
-          {"predicted_run_ms", l.predicted_run_ms}, {"measured_run_ms", l.measured_run_ms},
+          {"predicted_run_ms", l.predicted_run_ms}, {"measured_run_ms", l.measured_run_ms}, {"measured_reference_ms", l.measured_reference_ms},
           {"predicted_speedup", l.predicted_speedup}, {"measured_speedup", l.measured_speedup},
           {"attempts", attempts}, {"nodes", nodes}};
 }

@@ -157,6 +157,9 @@ TEST_CASE("prune --target-speedup reports the latency table, its attempts and ke
   double closest = 1e9;
   for (const json& a : l["attempts"]) closest = std::min(closest, std::abs(a["measured_speedup"].get<double>() / 1.15 - 1.0));
   CHECK(std::abs(l["measured_speedup"].get<double>() / 1.15 - 1.0) == Approx(closest));
+  // Both sides of the measured speedup come from the same alternating rounds.
+  CHECK(l["measured_reference_ms"].get<double>() > 0.0);
+  CHECK(l["measured_run_ms"].get<double>() > 0.0);
   CHECK_FALSE(l["nodes"].empty());
   for (const json& n : l["nodes"]) CHECK(n["predicted_ms"].get<double>() <= n["ms"].get<double>() + 1e-12);
   REQUIRE_FALSE(j["groups_changed"].empty());

@@ -57,6 +57,9 @@ struct latency_report {
   double run_ms = 0.0;             ///< the original, as the table measured it
   double predicted_run_ms = 0.0;   ///< after the kept plan, by the table
   double measured_run_ms = 0.0;    ///< after the kept plan, measured (median)
+  /// The original in the same alternating rounds (median): what measured_run_ms compares
+  /// with. run_ms sums the table's per-node times, which the timing of each node inflates.
+  double measured_reference_ms = 0.0;
   double predicted_speedup = 1.0;
   double measured_speedup = 1.0;   ///< median of the alternating rounds' ratios
   std::vector<speedup_attempt> attempts;
