@@ -35,16 +35,14 @@ std::string speedup_text(double s) {
 }
 
 /// Times `plan` cut into a copy of `m` against `reference` (a session of `m`).
-double measured_speedup(const ir::model& m, const channel_analysis_options& analysis, const pruning_plan& plan,
-                        runtime::session& reference, const latency_target& target, const runtime::tensor_map& feeds,
-                        latency_comparison& timing) {
+latency_comparison time_plan(const ir::model& m, const channel_analysis_options& analysis, const pruning_plan& plan,
+                             runtime::session& reference, const latency_target& target, const runtime::tensor_map& feeds) {
   ir::model trial = m.clone();
   // The copy's analysis numbers groups and units as the original's: the plan applies as is.
   const channel_analysis ta = analyze_channels(trial, analysis);
   (void)apply_pruning(trial, ta, plan);
   runtime::session candidate(trial, {.threads = target.threads});
-  timing = compare_latency(reference, candidate, feeds, target.rounds);
-  return timing.speedup;
+  return compare_latency(reference, candidate, feeds, target.rounds);
 }
 
 /// The next goal: the target corrected by the table's bias as this attempt measured it. One
@@ -115,8 +113,8 @@ pruning_plan plan_for_speedup(const ir::model& m, const channel_analysis& a, con
   const speedup_search search = search_speedup(target.speedup, target.tolerance, target.max_attempts, [&](double goal) {
     const double cost_ratio = prunable_ms > 0.0 ? table.run_ms() * (1.0 - 1.0 / goal) / prunable_ms : 0.0;
     plans.push_back(plan_at(cost_ratio));
-    const double measured = measured_speedup(m, analysis, plans.back(), reference, target, target.feeds, timings.emplace_back());
-    return speedup_attempt{selection.ratio, predicted(plans.back()), measured};
+    const latency_comparison& timing = timings.emplace_back(time_plan(m, analysis, plans.back(), reference, target, target.feeds));
+    return speedup_attempt{selection.ratio, predicted(plans.back()), timing.speedup};
   });
   report.attempts = search.attempts;
   const speedup_attempt& kept = search.attempts[search.best];
