@@ -400,8 +400,8 @@ int run_sparsify(const sparsify_cli_options& o) {
   ir::model original = load_checked(o.input);
   const calibration_data data = o.dry_run ? calibration_data{} : read_calibration(o.data, original);
   // Reordering changes no output, so it is done once, before any attempt chooses blocks.
-  std::size_t permuted = 0;
-  if (o.permute && !o.dry_run) permuted = prune::sort_units_by_output_energy(original, data.calibration);
+  const bool permuting = o.permute && !o.dry_run;
+  const std::size_t permuted = permuting ? prune::sort_units_by_output_energy(original, data.calibration) : 0;
   std::vector<std::vector<double>> level_errors;
   nlohmann::json search;
   std::optional<attempt> result;
@@ -415,7 +415,7 @@ int run_sparsify(const sparsify_cli_options& o) {
   } else {
     result = sparsify_once(std::cout, o, original, data, o.sparsity, allocation{}, level_errors);
   }
-  if (o.permute && !o.dry_run) {
+  if (permuting) {
     std::cout << "reordered the units of " << permuted << " FFN/attention group(s) by output energy before choosing blocks\n";
   }
   std::cout << result->printed;

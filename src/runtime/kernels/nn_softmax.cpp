@@ -87,9 +87,10 @@ void softmax_float_rows(const float* x, float* y, std::int64_t rows, std::int64_
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* in = x + r * len;
     float* out = y + r * len;
-    // Eigen's reductions vectorize; std::max_element and a NaN scan took 4x the softmax's time.
+    // One vectorized reduction: with NaN propagated, the maximum is finite only for a row
+    // without NaN, +inf or all -inf (std::max_element and a NaN scan took 4x the softmax).
     const Eigen::Map<const Eigen::ArrayXf> row(in, static_cast<Eigen::Index>(len));
-    if (row.hasNaN() || !std::isfinite(row.maxCoeff())) {
+    if (!std::isfinite(row.maxCoeff<Eigen::PropagateNaN>())) {
       softmax_block(in, out, len, 1, softmax_kind::softmax, work);
       continue;
     }
