@@ -41,7 +41,7 @@ echo
 echo "== inferopt fp16: float16 weights and compute, float32 inputs/outputs =="
 build/bin/inferopt fp16 "$out/default_cnn.onnx" -o "$out/default_cnn.fp16.onnx"
 echo
-echo "== inferopt prune: 30% of the channels (residual Add and Flatten->Gemm coupling respected) =="
+echo "== inferopt prune: 30% of the channels, kept counts rounded up to this CPU's channel block (residual Add and Flatten->Gemm coupling respected) =="
 build/bin/inferopt prune "$out/default_cnn.onnx" -o "$out/default_cnn.pruned.onnx" --ratio 0.3
 echo
 echo "== inferopt prune on a trained digits CNN, BatchNormalization recalibrated on 4 training batches =="

@@ -2,8 +2,10 @@
 """onnxruntime CPU latency of channel-pruned light ResNet-50 against the unpruned model, in one run.
 
 The model goes through `inferopt optimize -O1` (the baseline), then `inferopt prune` at each
-ratio (default 0.3 and 0.5, criterion l1, --round-to 8) with `--report`, whose MACs before and
-after give the MACs ratio. For each thread count, one onnxruntime session per model with the
+ratio (default 0.3 and 0.5, criterion l1) and each --round-to (default 8 and 16: the channel
+blocks of AVX2 and AVX-512 machines) with `--report`, whose MACs before and after give the MACs
+ratio. `--executor build/python` also times inferopt's executor (the Python package there) in
+the same interleaved rounds. For each thread count, one onnxruntime session per model with the
 same options (ORT_ENABLE_ALL, intra_op_num_threads = T, inter_op 1, sequential); each is warmed
 up, then the models are timed in interleaved rounds (every round runs ITERS runs of each model,
 in an order that rotates per round) so that drift on a shared machine hits them all. Latency
@@ -14,7 +16,8 @@ Every weight of a light model is the same constant, so the L1 scores tie and the
 are arbitrary; which channels go does not change the latency, only how many do.
 
   benchmarks/prune/prune_latency.py --cli build/bin/inferopt --shared ../shared \
-      [--ratios 0.3 0.5] [--threads 1 2] [--iters 5] [--rounds 10] [--json prune_latency.json]
+      [--ratios 0.3 0.5] [--round-to 8 16] [--threads 1 2] [--iters 5] [--rounds 10] \
+      [--executor build/python] [--json prune_latency.json]
 """
 import argparse
 import json
@@ -53,6 +56,19 @@ def report_macs(report):
     return int(report["macs"]["before"]), int(report["macs"]["after"]), report["prunable_groups"]
 
 
+EXECUTOR = " (executor)"
+
+
+class ExecutorSession:
+    """inferopt's executor behind onnxruntime's run(None, feeds) call."""
+
+    def __init__(self, inferopt, path, threads):
+        self.session = inferopt.Session(inferopt.load(str(path)), threads=threads)
+
+    def run(self, _, feeds):
+        return list(self.session.run(feeds).values())
+
+
 def make_session(path, threads):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
@@ -70,11 +86,16 @@ def readme_input(sess):
     return {inp.name: (np.arange(n, dtype=np.float64) / n).astype(np.float32).reshape(shape)}
 
 
-def time_models(paths, threads, warmup, iters, rounds):
-    """Per-model lists of per-round latencies (ms), timed in interleaved, rotating rounds."""
-    names = list(paths)
+def time_models(paths, threads, warmup, iters, rounds, inferopt=None):
+    """Per-model lists of per-round latencies (ms), timed in interleaved, rotating rounds; with
+    `inferopt` (the Python package) each model also runs on the executor, as NAME + EXECUTOR."""
     sessions = {k: make_session(p, threads) for k, p in paths.items()}
     feeds = {k: readme_input(s) for k, s in sessions.items()}
+    if inferopt is not None:
+        for k, p in paths.items():
+            sessions[k + EXECUTOR] = ExecutorSession(inferopt, p, threads)
+            feeds[k + EXECUTOR] = feeds[k]
+    names = list(sessions)
     shapes = {k: [o.shape for o in s.run(None, feeds[k])] for k, s in sessions.items()}
     assert all(v == shapes[names[0]] for v in shapes.values()), f"output shapes differ: {shapes}"
     for k in names:
@@ -93,6 +114,20 @@ def time_models(paths, threads, warmup, iters, rounds):
     return per_round
 
 
+def latency_row(per_round):
+    """Median latency per model, and its ratio to the unpruned model on the same runtime."""
+    med = {k: statistics.median([t for rnd in v for t in rnd]) for k, v in per_round.items()}
+    row = {"median_ms": med, "ratio_vs_unpruned": {}, "round_ratio_range": {}}
+    for k in per_round:
+        base = "unpruned" + EXECUTOR if k.endswith(EXECUTOR) else "unpruned"
+        if k == base:
+            continue
+        row["ratio_vs_unpruned"][k] = med[k] / med[base]
+        rr = [statistics.median(a) / statistics.median(b) for a, b in zip(per_round[k], per_round[base])]
+        row["round_ratio_range"][k] = [min(rr), max(rr)]
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cli", required=True, type=Path, help="the inferopt binary")
@@ -100,13 +135,18 @@ def main():
     ap.add_argument("--model", type=Path, help="default: SHARED/models/onnx-light/light_resnet50.onnx")
     ap.add_argument("--ratios", type=float, nargs="+", default=[0.3, 0.5])
     ap.add_argument("--criterion", default="l1")
-    ap.add_argument("--round-to", type=int, default=8)
+    ap.add_argument("--round-to", type=int, nargs="+", default=[8, 16], help="one pruned model per value and ratio")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="intra_op threads, one table row each")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--iters", type=int, default=5, help="runs per model per round")
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--executor", type=Path, help="the inferopt Python package's folder (build/python): time the executor too")
     ap.add_argument("--json", type=Path, default=Path("prune_latency.json"))
     args = ap.parse_args()
+    inferopt = None
+    if args.executor:
+        sys.path.insert(0, str(args.executor))
+        import inferopt
     model = args.model or args.shared / "models" / "onnx-light" / "light_resnet50.onnx"
     if not model.exists():
         sys.exit(f"{model} is absent")
@@ -122,45 +162,39 @@ def main():
         cli_run(args.cli, "optimize", model, "-o", base, "-O1")
         paths = {"unpruned": base}
         for ratio in args.ratios:
-            key = f"prune {ratio:g}"
-            out, rep = tmp / f"pruned_{ratio:g}.onnx", tmp / f"pruned_{ratio:g}.json"
-            cli_run(args.cli, "prune", base, "-o", out, "--ratio", ratio, "--criterion", args.criterion,
-                    "--round-to", args.round_to, "--report", rep)
-            before, after, groups = report_macs(json.loads(rep.read_text()))
-            result["variants"][key] = {"ratio": ratio, "macs_before": before, "macs_after": after,
-                                       "macs_ratio": after / before, "prunable_groups": groups}
-            paths[key] = out
+            for round_to in args.round_to:
+                key = f"prune {ratio:g}, round-to {round_to}"
+                out, rep = tmp / f"pruned_{ratio:g}_{round_to}.onnx", tmp / f"pruned_{ratio:g}_{round_to}.json"
+                cli_run(args.cli, "prune", base, "-o", out, "--ratio", ratio, "--criterion", args.criterion,
+                        "--round-to", round_to, "--report", rep)
+                before, after, groups = report_macs(json.loads(rep.read_text()))
+                result["variants"][key] = {"ratio": ratio, "round_to": round_to, "macs_before": before,
+                                           "macs_after": after, "macs_ratio": after / before, "prunable_groups": groups}
+                paths[key] = out
 
         for threads in args.threads:
-            per_round = time_models(paths, threads, args.warmup, args.iters, args.rounds)
-            med = {k: statistics.median([t for rnd in v for t in rnd]) for k, v in per_round.items()}
-            row = {"median_ms": med, "ratio_vs_unpruned": {}, "round_ratio_range": {}}
-            for k in paths:
-                if k == "unpruned":
-                    continue
-                row["ratio_vs_unpruned"][k] = med[k] / med["unpruned"]
-                rr = [statistics.median(a) / statistics.median(b)
-                      for a, b in zip(per_round[k], per_round["unpruned"])]
-                row["round_ratio_range"][k] = [min(rr), max(rr)]
-            result["latency"][str(threads)] = row
+            per_round = time_models(paths, threads, args.warmup, args.iters, args.rounds, inferopt)
+            result["latency"][str(threads)] = latency_row(per_round)
     result["load_average_end"] = list(os.getloadavg())
 
-    print(f"{model.name} after -O1, onnxruntime {ort.__version__} CPU (ORT_ENABLE_ALL), criterion {args.criterion}, "
-          f"round-to {args.round_to}; {args.warmup} warmup, {args.rounds} rounds x {args.iters} runs per model\n")
-    print("| model | MACs (G) | MACs ratio | threads | median ms | latency ratio vs unpruned (per-round range) |")
-    print("|---|---|---|---|---|---|")
+    print(f"{model.name} after -O1, criterion {args.criterion}; onnxruntime {ort.__version__} CPU (ORT_ENABLE_ALL)"
+          f"{' and the executor' if inferopt else ''}; {args.warmup} warmup, {args.rounds} rounds x {args.iters} "
+          f"runs per model\n")
+    print("| model | MACs (G) | MACs ratio | runtime | threads | median ms | latency ratio vs unpruned (per-round range) |")
+    print("|---|---|---|---|---|---|---|")
+    macs_before = next(iter(result["variants"].values()))["macs_before"]
     for threads in args.threads:
         row = result["latency"][str(threads)]
-        for k in paths:
-            if k == "unpruned":
-                v = next(iter(result["variants"].values()), None)
-                macs = f"{v['macs_before'] / 1e9:.2f}" if v else "-"
-                print(f"| unpruned | {macs} | 1 | {threads} | {row['median_ms'][k]:.1f} | 1 (baseline) |")
-            else:
-                v = result["variants"][k]
-                lo, hi = row["round_ratio_range"][k]
-                print(f"| {k} | {v['macs_after'] / 1e9:.2f} | {v['macs_ratio']:.3f} | {threads} | "
-                      f"{row['median_ms'][k]:.1f} | **{row['ratio_vs_unpruned'][k]:.3f}** ({lo:.3f}..{hi:.3f}) |")
+        for k in row["median_ms"]:
+            name, runtime = (k[:-len(EXECUTOR)], "executor") if k.endswith(EXECUTOR) else (k, "onnxruntime")
+            if name == "unpruned":
+                print(f"| unpruned | {macs_before / 1e9:.2f} | 1 | {runtime} | {threads} | {row['median_ms'][k]:.1f} | "
+                      f"1 (baseline) |")
+                continue
+            v = result["variants"][name]
+            lo, hi = row["round_ratio_range"][k]
+            print(f"| {name} | {v['macs_after'] / 1e9:.2f} | {v['macs_ratio']:.3f} | {runtime} | {threads} | "
+                  f"{row['median_ms'][k]:.1f} | **{row['ratio_vs_unpruned'][k]:.3f}** ({lo:.3f}..{hi:.3f}) |")
     print(f"\nload average at start {result['load_average_start'][0]:.2f}, at end {result['load_average_end'][0]:.2f}")
     args.json.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.json}")

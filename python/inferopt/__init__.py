@@ -28,6 +28,7 @@ from ._core import (
     Session,
     UnsupportedError,
     VerificationError,
+    preferred_channel_multiple,
 )
 
 __version__ = _core.__version__
@@ -40,6 +41,7 @@ Progress = Optional[Callable[[str, int, int], Any]]
 __all__ = [
     "Model", "Session", "load", "save", "to_onnx", "optimize", "fp16", "quantize", "calibrate", "prepare_for_quantization",
     "merge_calibration_states", "ranges_from_state", "prune", "prune_sensitivity", "prunable_groups",
+    "preferred_channel_multiple",
     "sparsify", "sparsifiable_layers", "block_sparsity_sensitivity", "plan", "inspect", "InferoptError", "InvalidArgumentError", "InvalidModelError",
     "UnsupportedError", "FileError", "VerificationError", "OutOfMemoryError", "InternalError",
 ]
@@ -213,21 +215,25 @@ def quantize(model: ModelLike, batches: Optional[Batches] = None, states: Sequen
 
 
 def _prune_settings(ratio: float = 0.3, criterion: str = "l1", reduction: str = "mean", global_ranking: bool = False,
-                    max_layer_ratio: float = 0.9, round_to: int = 8, ignore: Sequence[str] = (), seed: int = 0,
+                    max_layer_ratio: float = 0.9, round_to: Optional[int] = None, ignore: Sequence[str] = (), seed: int = 0,
                     refit: bool = True, sensitivity: bool = False, groups: Sequence[int] = (), sequential: bool = False,
                     residual_target: bool = False, refit_ridge: float = 1e-4, budget: str = "weights"):
+    if round_to is None:
+        round_to = _core.preferred_channel_multiple()
     return _core._PruneSettings(ratio, criterion, reduction, global_ranking, max_layer_ratio, round_to, list(ignore),
                                 seed, refit, sensitivity, list(groups), sequential, residual_target, refit_ridge, budget)
 
 
 def prune(model: ModelLike, ratio: float = 0.3, criterion: str = "l1", batches: Optional[Batches] = None,
-          reduction: str = "mean", global_ranking: bool = False, max_layer_ratio: float = 0.9, round_to: int = 8,
+          reduction: str = "mean", global_ranking: bool = False, max_layer_ratio: float = 0.9,
+          round_to: Optional[int] = None,
           ignore: Sequence[str] = (), seed: int = 0, refit: bool = True, sensitivity: bool = False,
           sequential: bool = False, residual_target: bool = False, refit_ridge: float = 1e-4,
           budget: str = "weights") -> Tuple[Model, Report]:
     """Structured channel pruning: removes ``ratio`` of each prunable group's channels (or globally).
 
-    ``criterion``: l1, l2, bn, fpgm, random, or (with ``batches``) energy and obs. With batches,
+    ``criterion``: l1, l2, bn, fpgm, random, or (with ``batches``) energy and obs. Kept channel
+    counts stay multiples of ``round_to`` (None: :func:`preferred_channel_multiple`). With batches,
     readers of removed channels are refit by least squares (``sequential``: layer after layer;
     ``residual_target``: towards the original output), BatchNormalization statistics are
     recalibrated, and ``sensitivity`` shares the budget by measured end-to-end sensitivity.
@@ -247,7 +253,7 @@ def prunable_groups(model: ModelLike, criterion: str = "l1", ignore: Sequence[st
 
 
 def prune_sensitivity(model: ModelLike, batches: Batches, groups: Sequence[int] = (), criterion: str = "l1",
-                      round_to: int = 8, max_layer_ratio: float = 0.9, refit: bool = True,
+                      round_to: Optional[int] = None, max_layer_ratio: float = 0.9, refit: bool = True,
                       ignore: Sequence[str] = ()) -> list:
     """Per-group end-to-end sensitivity: each group cut alone at 25/50/75% and the output cosine drop.
 

@@ -225,7 +225,9 @@ void declare_prune(CLI::App& sub, prune_cli_options& o) {
   sub.add_option("--reduction", o.reduction, "How coupled channels' scores combine: mean, sum or max (default mean)");
   sub.add_flag("--global", o.global, "Rank channels across all layers instead of the same ratio per layer");
   sub.add_option("--max-layer-ratio", o.max_layer_ratio, "With --global: most any layer may lose (default 0.9)");
-  sub.add_option("--round-to", o.round_to, "Kept channel counts stay multiples of this (default 8)");
+  sub.add_option("--round-to", o.round_to,
+                 "Kept channel counts stay multiples of this (default " + std::to_string(o.round_to) +
+                     " here: the CPU runtimes' channel block, 16 with AVX-512, else 8)");
   sub.add_option("--ignore", o.ignore, "A node whose output channels must stay (repeatable)");
   sub.add_flag("--no-default-ignores", o.no_default_ignores, "Also prune the first conv and the last layer");
   sub.add_option("--seed", o.seed, "Seed of --criterion random (default 0)");

@@ -13,6 +13,7 @@
 #include "conversions.hpp"
 #include "inferopt/ir/graph.hpp"
 #include "inferopt/prune/bn_recalibration.hpp"
+#include "inferopt/prune/channel_multiple.hpp"
 #include "inferopt/prune/prune.hpp"
 #include "tooling/prune_request.hpp"
 #include "tooling/result_json.hpp"
@@ -104,12 +105,15 @@ void bind_prune(py::module_& m) {
              return s;
            }),
            py::arg("ratio") = 0.3, py::arg("criterion") = "l1", py::arg("reduction") = "mean", py::arg("global_") = false,
-           py::arg("max_layer_ratio") = 0.9, py::arg("round_to") = 8, py::arg("ignore") = std::vector<std::string>{},
+           py::arg("max_layer_ratio") = 0.9, py::arg("round_to") = prune::preferred_channel_multiple(), py::arg("ignore") = std::vector<std::string>{},
            py::arg("seed") = 0, py::arg("refit") = true, py::arg("sensitivity") = false,
            py::arg("groups") = std::vector<std::size_t>{}, py::arg("sequential") = false, py::arg("residual_target") = false,
            py::arg("refit_ridge") = 1e-4, py::arg("budget") = "weights");
   m.def("prune", &prune_model, py::arg("model"), py::arg("settings"), py::arg("batches") = py::none(),
         "Structured channel pruning: (model, report), the report `inferopt prune --report` writes.");
+  m.def("preferred_channel_multiple", &prune::preferred_channel_multiple,
+        "What prune keeps channel counts multiples of by default on this machine: 16 where the executor runs "
+        "AVX-512, else 8 (the CPU runtimes' channel block).");
   m.def("prunable_groups", &prunable_groups, py::arg("model"), py::arg("settings"),
         "Indices of the prunable channel groups, as prune sees them.");
   m.def("prune_sensitivity", &sensitivity, py::arg("model"), py::arg("settings"), py::arg("batches"),

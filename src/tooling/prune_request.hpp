@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "inferopt/prune/channel_multiple.hpp"
 #include "inferopt/prune/prune.hpp"
 
 namespace inferopt::tooling {
@@ -17,7 +18,7 @@ struct prune_request {
   std::string reduction = "mean";
   bool global = false;
   double max_layer_ratio = 0.9;
-  std::int64_t round_to = 8;
+  std::int64_t round_to = prune::preferred_channel_multiple();
   std::vector<std::string> ignore;
   bool no_default_ignores = false;
   std::uint64_t seed = 0;

@@ -5,10 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
@@ -74,6 +76,44 @@ TEST_CASE("prune --explain prints every group with its sources and why it is pin
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("source 'stem_conv' (Conv)") && Contains("ignored layer") &&
                         Contains("graph output 'logits'") && Contains("2 prunable group(s) of 4"));
+}
+
+namespace {
+/// Sets an environment variable for the children this scope spawns.
+struct scoped_env {
+  std::string name;
+  scoped_env(std::string n, const char* value) : name(std::move(n)) { ::setenv(name.c_str(), value, 1); }
+  ~scoped_env() { ::unsetenv(name.c_str()); }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+};
+
+nlohmann::json prune_report(const fs::path& dir) {
+  process_result r = run_cli({"prune", (digits_dir() / "digits_cnn.onnx").string(), "-o", (dir / "p.onnx").string(),
+                              "--ratio", "0.5", "--report", (dir / "p.json").string()});
+  CAPTURE(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(dir / "p.json");
+  return nlohmann::json::parse(in);
+}
+}  // namespace
+
+TEST_CASE("prune's default round-to is the channel block of the ISA the executor runs", "[cli][prune]") {
+  scratch dir("prune_round_to");
+  {
+    const scoped_env cap("INFEROPT_NN_ISA", "avx2");  // AVX2 machines block channels by 8
+    const nlohmann::json j = prune_report(dir.path());
+    CHECK(j["round_to"] == 8);
+    for (const auto& layer : j["layers"]) {
+      const std::int64_t after = layer["after"]["output_channels"];
+      if (after != layer["before"]["output_channels"].get<std::int64_t>()) CHECK(after % 8 == 0);
+    }
+  }
+  const nlohmann::json j = prune_report(dir.path());
+  const std::int64_t chosen = j["round_to"];
+  CHECK((chosen == 8 || chosen == 16));
+  process_result help = run_cli({"prune", "--help"});
+  CHECK_THAT(help.out, Contains("(default " + std::to_string(chosen) + " here"));
 }
 
 TEST_CASE("prune rejects bad options with one error line and writes nothing", "[cli][prune]") {

@@ -1,11 +1,15 @@
 // Importance criteria and unit selection: which channels go, and how many.
 
+#include "inferopt/prune/channel_multiple.hpp"
 #include "inferopt/prune/importance.hpp"
 #include "inferopt/prune/pruning_plan.hpp"
 #include "inferopt/prune/prune.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
+#include "inferopt/runtime/kernel.hpp"
 #include "prune_test_util.hpp"
 
 using namespace inferopt;
@@ -123,6 +127,19 @@ TEST_CASE("kept counts are rounded up to multiples of round-to", "[prune][select
   CHECK(removed(0.0, 1) == 0);
   CHECK_THROWS_AS(removed(1.0, 1), error);
   CHECK_THROWS_AS(removed(0.5, 0), error);
+}
+
+TEST_CASE("by default kept counts fill the CPU runtimes' channel blocks of this machine", "[prune][selection]") {
+  const bool avx512 = std::strcmp(runtime::dense_gemm_isa(), "avx512") == 0;
+  REQUIRE(prune::preferred_channel_multiple() == (avx512 ? 16 : 8));
+  const ir::model m = test::build_model({1, 3, 4, 4}, [](ir::graph_builder& b, ir::value* x) {
+    return b.conv(b.relu(b.conv(x, 48)), 2);
+  });
+  const auto a = test::analyze_without_defaults(m);
+  prune::selection_options o;
+  REQUIRE(o.round_to == prune::preferred_channel_multiple());
+  o.ratio = 0.3;  // 33.6 of 48 kept: 48 in blocks of 16, 40 in blocks of 8
+  CHECK(prune::select_units(a, prune::unit_importance(m, a), o).removed_units() == (avx512 ? 0 : 8));
 }
 
 TEST_CASE("global ranking prunes unevenly but never past the per-group cap", "[prune][selection]") {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "inferopt/prune/channel_groups.hpp"
+#include "inferopt/prune/channel_multiple.hpp"
 
 namespace inferopt::prune {
 
@@ -16,10 +17,10 @@ struct selection_options {
   bool global = false;
   /// Global: no group loses more than this share of its channels.
   double max_group_ratio = 0.9;
-  /// Kept channel counts stay multiples of this (GEMM kernels like multiples of 8). A group
-  /// smaller than this is left alone. A unit of several channels per layer (an attention
-  /// head) counts as that many.
-  std::int64_t round_to = 8;
+  /// Kept channel counts stay multiples of this (by default what the CPU runtimes' channel
+  /// blocks want here: channel_multiple.hpp). A group smaller than this is left alone. A unit
+  /// of several channels per layer (an attention head) counts as that many.
+  std::int64_t round_to = preferred_channel_multiple();
   /// Global: what each unit costs (`[g][u]`, the weights it takes with it). When given, units
   /// are ranked by importance per cost as they come (scores must be comparable across groups,
   /// as calibrated output energies are), and `ratio` is the share of the total cost removed.
