@@ -49,7 +49,7 @@ def median_ms(run, iters):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--executor", required=True, type=Path, help="the inferopt Python package's folder (build/python)")
-    ap.add_argument("--channels", type=int, nargs="+", default=[88, 89, 92, 96, 97, 100, 104, 112, 113, 120, 128])
+    ap.add_argument("--channels", type=int, nargs="+", help="counts (or widths with --matmul) to sweep")
     ap.add_argument("--matmul", action="store_true", help="sweep [128, 384] x [384, N] MatMuls over N = --channels")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=5)
@@ -62,8 +62,9 @@ def main():
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     runners = {}
-    if args.matmul and args.channels == ap.get_default("channels"):
-        args.channels = [1072, 1073, 1076, 1080, 1084, 1088, 1096, 1104, 1120]
+    if args.channels is None:
+        args.channels = ([1072, 1073, 1076, 1080, 1084, 1088, 1096, 1104, 1120] if args.matmul else
+                         [88, 89, 92, 96, 97, 100, 104, 112, 113, 120, 128])
     for c in args.channels:
         model = matmul_model(c, rng) if args.matmul else conv_model(c, rng)
         shape = (128, 384) if args.matmul else (1, c, 28, 28)

@@ -62,11 +62,13 @@ def load_sparsified(bert, path):
                 linear.weight.copy_(torch.from_numpy(dense_weight(node, initializers, (k, n))).T)
                 copied += 1
             elif node.op_type in ("MatMul", "Add"):
-                for name in node.input:
-                    if name in initializers:
-                        t = torch.from_numpy(initializers[name].copy())
-                        (linear.weight if node.op_type == "MatMul" else linear.bias).copy_(t.T if node.op_type == "MatMul" else t)
-                        copied += 1
+                for name in (x for x in node.input if x in initializers):
+                    t = torch.from_numpy(initializers[name].copy())
+                    if node.op_type == "MatMul":
+                        linear.weight.copy_(t.T)  # ONNX holds [K, N], nn.Linear [N, K]
+                    else:
+                        linear.bias.copy_(t)
+                    copied += 1
     return copied
 
 
